@@ -1,0 +1,9 @@
+"""The kernel's own plugins, registered exactly as external plugins are.
+
+Each module listed here implements hooks from ``episteme_core.hookspecs``. Later steps add their
+builtins (sources, extractors, chunkers, indexers, readers) as new modules and one line here.
+"""
+
+DEFAULT_PLUGINS: tuple[str, ...] = (
+    "episteme_core.builtins.kernel_commands",
+)

@@ -1,0 +1,75 @@
+"""Builtin commands of the kernel: ``plugins`` (what is loaded) and ``verify`` (audit the home)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from episteme_core.cli.command import Command, Outcome
+from episteme_core.hookspecs import Register, hookimpl
+
+if TYPE_CHECKING:
+    from episteme_core.cli.context import Context
+
+
+def _configure_plugins(parser: argparse.ArgumentParser) -> None:
+    """``plugins`` takes only the global options."""
+
+
+def _run_plugins(args: argparse.Namespace, ctx: Context) -> Outcome:
+    from episteme_core.convert import unstructure
+
+    infos = sorted(ctx.plugins.infos.values(), key=lambda i: (not i.builtin, i.name))
+    data = {"plugins": [unstructure(info) for info in infos]}
+    lines = []
+    for info in infos:
+        origin = "builtin" if info.builtin else info.module
+        lines.append(f"{info.name} {info.version} ({origin})")
+        if info.error:
+            lines.append(f"  failed to load: {info.error}")
+        for kind in sorted(info.components):
+            lines.append(f"  {kind}: {', '.join(info.components[kind])}")
+    return Outcome(data=data, text="\n".join(lines))
+
+
+def _configure_verify(parser: argparse.ArgumentParser) -> None:
+    """``verify`` takes only the global options."""
+
+
+def _run_verify(args: argparse.Namespace, ctx: Context) -> Outcome:
+    from episteme_core.convert import unstructure
+    from episteme_core.errors import EpistemeError
+    from episteme_core.store.verify import verify_home
+
+    report = verify_home(ctx.home)
+    for note in report.notes:
+        ctx.warn(note.code, f"{note.path}: {note.message}")
+    checked = ", ".join(f"{n} {what}" for what, n in sorted(report.checked.items())) or "nothing"
+    if report.problems:
+        listing = "\n".join(f"  {p.code} {p.path}: {p.message}" for p in report.problems)
+        raise EpistemeError(
+            "INVALID_INPUT",
+            f"{len(report.problems)} problem(s) in {report.home}:\n{listing}",
+            details={"home": report.home, "problems": unstructure(report.problems)},
+            hint="restore the named files from a backup or re-run the stage that wrote them",
+        )
+    return Outcome(
+        data=unstructure(report),
+        text=f"{report.home}: no problems ({checked} checked)",
+    )
+
+
+@hookimpl
+def episteme_commands(register: Register) -> None:
+    register(Command(
+        name="plugins",
+        help="list plugins, their versions and the components they register",
+        configure=_configure_plugins,
+        run=_run_plugins,
+    ))
+    register(Command(
+        name="verify",
+        help="audit the whole home: every hash, index, log line and lock; list every problem",
+        configure=_configure_verify,
+        run=_run_verify,
+    ))

@@ -1,0 +1,59 @@
+"""Errors as values with a stable code; the one table that maps codes to exit statuses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# code -> (exit status, retryable)
+ERROR_CODES: dict[str, tuple[int, bool]] = {
+    "INTERNAL_ERROR": (1, False),
+    "INVALID_USAGE": (2, False),
+    "INVALID_INPUT": (3, False),
+    "STALE_INDEX": (3, False),
+    "SOURCE_UNAVAILABLE": (4, True),
+    "LIMIT_EXCEEDED": (5, False),
+    "PROCESSING_FAILED": (6, False),
+    "RESOURCE_BUSY": (7, True),
+    "CANCELLED": (130, False),
+}
+
+SIGNAL_EXIT = {"SIGINT": 130, "SIGTERM": 143}
+
+
+class EpistemeError(Exception):
+    """A failure the user can act on: a stable code, a message for people, details for machines."""
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        details: dict[str, Any] | None = None,
+        hint: str | None = None,
+    ) -> None:
+        if code not in ERROR_CODES:
+            raise ValueError(f"unknown error code {code!r}")
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details
+        self.hint = hint
+
+    @property
+    def exit_status(self) -> int:
+        if self.code == "CANCELLED" and self.details:
+            return SIGNAL_EXIT.get(str(self.details.get("signal")), 130)
+        return ERROR_CODES[self.code][0]
+
+    @property
+    def retryable(self) -> bool:
+        return ERROR_CODES[self.code][1]
+
+
+class Cancelled(EpistemeError):
+    """Raised when SIGINT or SIGTERM arrives; exit 130 or 143."""
+
+    def __init__(self, signal_name: str) -> None:
+        super().__init__(
+            "CANCELLED", f"cancelled by {signal_name}", details={"signal": signal_name}
+        )

@@ -1,0 +1,50 @@
+"""The append-only log: one whole JSON line per observation, written with one call and fsync'd."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from episteme_core.canonical import canonical_bytes, loads_strict
+from episteme_core.convert import structure, unstructure
+from episteme_core.records import LogEntry
+
+
+def append_line(path: Path, data: bytes) -> None:
+    """Append one whole line with a single ``write`` on an O_APPEND descriptor, then fsync."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class Log:
+    """``log.jsonl`` of a home; nothing is ever rewritten."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def append(self, entry: LogEntry) -> None:
+        append_line(self.path, canonical_bytes(unstructure(entry)))
+
+    def entries(self) -> Iterator[LogEntry]:
+        """Every complete, valid line; a torn last line (a crash mid-append) is not an entry."""
+        if not self.path.exists():
+            return
+        with open(self.path, "rb") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.endswith(b"\n"):
+                    return
+                source = f"{self.path}:{number}"
+                yield structure(loads_strict(line, source=source), LogEntry, source=source)
+
+    def position(self) -> int:
+        """How many whole lines the log holds: the position a derived stage records."""
+        if not self.path.exists():
+            return 0
+        with open(self.path, "rb") as handle:
+            return sum(1 for line in handle if line.endswith(b"\n"))
