@@ -1,0 +1,440 @@
+"""The ``snapshots`` stage: what every source writes and what extraction reads.
+
+One stage entry per snapshot (key = snapshot id, object = canonical JSON of ``SnapshotRecord``);
+the captured bytes are blobs in the home's ``BlobStore``. The index's ``meta.sources`` maps each
+source (a normalised URL without fragment, or a record id such as ``book:corpus/name``) to its
+``latest`` snapshot id, its ``history`` (every snapshot id it ever had, oldest first, never
+pruned) and its options (``family``, ``authority``, ``extractor``, ``fragment``; absent ones are
+omitted). See ``docs/capture.md``.
+
+Read with ``read_catalog(home)``; write with ``SnapshotWriter`` inside ``with ctx.writing():``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from episteme_core.canonical import loads_strict
+from episteme_core.convert import structure, unstructure
+from episteme_core.errors import EpistemeError
+from episteme_core.records import LogEntry, SnapshotIdentity, SnapshotRecord, StageEntry, StageIndex
+from episteme_core.store.atomic import crashpoint, fsync_dir, temp_path_for
+from episteme_core.store.blobs import BlobStore
+from episteme_core.store.home import Home
+from episteme_core.store.log import Log
+from episteme_core.store.stage import Stage
+
+STAGE_NAME = "snapshots"
+OPTION_KEYS = ("family", "authority", "extractor", "fragment")
+STATUSES = ("captured", "unchanged")
+_CHUNK = 1 << 20
+
+
+def utc_now() -> str:
+    """Observation time: UTC, second precision, ``Z`` suffix."""
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def clean_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Only the known option keys, and only those with a value (absent ones are omitted)."""
+    if not options:
+        return {}
+    unknown = sorted(set(options) - set(OPTION_KEYS))
+    if unknown:
+        raise EpistemeError(
+            "INTERNAL_ERROR", f"unknown snapshot source option(s): {', '.join(unknown)}"
+        )
+    return {key: options[key] for key in OPTION_KEYS if options.get(key) is not None}
+
+
+def make_identity(
+    capture_kind: str,
+    source: str,
+    data: bytes,
+    *,
+    final_url: str | None = None,
+    content_type: str | None = None,
+    charset: str | None = None,
+) -> SnapshotIdentity:
+    """The identity of ``data`` captured from ``source``: what the snapshot id hashes."""
+    return SnapshotIdentity(
+        capture_kind=capture_kind,
+        source=source,
+        final_url=final_url,
+        content_type=content_type,
+        charset=charset,
+        byte_length=len(data),
+        content_sha256=hashlib.sha256(data).hexdigest(),
+    )
+
+
+def file_digest(path: Path | str, max_bytes: int | None = None) -> tuple[str, int]:
+    """Stream ``path`` once: its sha256 and length (``LIMIT_EXCEEDED`` past ``max_bytes``)."""
+    digest = hashlib.sha256()
+    total = 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            total += len(chunk)
+            if max_bytes is not None and total > max_bytes:
+                raise EpistemeError(
+                    "LIMIT_EXCEEDED",
+                    f"{path}: larger than {max_bytes} bytes",
+                    details={"path": str(path), "bytes": total, "limit": max_bytes},
+                    hint="raise --max-bytes if this file is expected",
+                )
+            digest.update(chunk)
+    return digest.hexdigest(), total
+
+
+@attrs.frozen
+class SourceState:
+    """One source in the index meta: its latest snapshot, its history, its options."""
+
+    latest: str
+    history: tuple[str, ...]
+    options: dict[str, Any]
+
+    def to_meta(self) -> dict[str, Any]:
+        return {"latest": self.latest, "history": list(self.history), **self.options}
+
+
+def _parse_sources(index: StageIndex | None, where: str) -> dict[str, SourceState]:
+    if index is None:
+        return {}
+    raw = index.meta.get("sources", {})
+    if not isinstance(raw, dict):
+        raise EpistemeError("INVALID_INPUT", f"{where}: meta.sources is not an object",
+                            details={"path": where})
+    known = {entry.key for entry in index.entries}
+    states: dict[str, SourceState] = {}
+    for source, value in raw.items():
+        if (
+            not isinstance(value, dict)
+            or not isinstance(value.get("latest"), str)
+            or not isinstance(value.get("history"), list)
+            or not all(isinstance(h, str) for h in value["history"])
+            or set(value) - {"latest", "history", *OPTION_KEYS}
+        ):
+            raise EpistemeError("INVALID_INPUT", f"{where}: meta.sources[{source!r}] is malformed",
+                                details={"path": where, "source": source})
+        history = tuple(value["history"])
+        missing = [h for h in history if h not in known]
+        if value["latest"] not in history or missing:
+            raise EpistemeError(
+                "INVALID_INPUT",
+                f"{where}: meta.sources[{source!r}] names snapshots the index lacks",
+                details={"path": where, "source": source},
+            )
+        options = {k: value[k] for k in OPTION_KEYS if value.get(k) is not None}
+        states[source] = SourceState(value["latest"], history, options)
+    return states
+
+
+class SnapshotCatalog:
+    """A committed ``snapshots`` stage, read-only: sources, their histories, records and bytes."""
+
+    def __init__(self, home: Home, stage: Stage, index: StageIndex | None) -> None:
+        self.home = home
+        self.stage = stage
+        self.index = index
+        self.blobs = BlobStore(home.blobs_dir)
+        self._entries: dict[str, StageEntry] = {e.key: e for e in (index.entries if index else [])}
+        self._states = _parse_sources(index, str(stage.index_path))
+        self._records: dict[str, SnapshotRecord] = {}
+
+    @property
+    def fingerprint(self) -> str | None:
+        """The committed index fingerprint (``None`` for a stage never committed)."""
+        return self.index.fingerprint if self.index else None
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def sources(self) -> list[str]:
+        return sorted(self._states)
+
+    def has_source(self, source: str) -> bool:
+        return source in self._states
+
+    def has_snapshot(self, snapshot_id: str) -> bool:
+        return snapshot_id in self._entries
+
+    def snapshot_ids(self) -> list[str]:
+        return sorted(self._entries)
+
+    def state(self, source: str) -> SourceState:
+        try:
+            return self._states[source]
+        except KeyError:
+            raise EpistemeError(
+                "INVALID_INPUT", f"no snapshot of {source!r} in {self.stage.dir}",
+                details={"source": source}, hint="capture it first (episteme snapshot / ingest)",
+            ) from None
+
+    def latest(self, source: str) -> SnapshotRecord:
+        return self.record(self.state(source).latest)
+
+    def history(self, source: str) -> list[SnapshotRecord]:
+        return [self.record(snapshot_id) for snapshot_id in self.state(source).history]
+
+    def options(self, source: str) -> dict[str, Any]:
+        return dict(self.state(source).options)
+
+    def record(self, snapshot_id: str) -> SnapshotRecord:
+        """The record named ``snapshot_id``, verified (object hash, key and id match the identity)."""
+        cached = self._records.get(snapshot_id)
+        if cached is not None:
+            return cached
+        entry = self._entries.get(snapshot_id)
+        if entry is None:
+            raise EpistemeError("INVALID_INPUT", f"no snapshot {snapshot_id} in {self.stage.dir}",
+                                details={"snapshotId": snapshot_id})
+        where = str(self.stage.object_path(entry))
+        record = structure(self.stage.read_json(entry), SnapshotRecord, source=where)
+        if record.id != snapshot_id or record.identity.snapshot_id != snapshot_id:
+            raise EpistemeError(
+                "INVALID_INPUT", f"{where}: snapshot id does not match its identity (tampered)",
+                details={"path": where, "snapshotId": snapshot_id},
+            )
+        self._records[snapshot_id] = record
+        return record
+
+    def records(self) -> Iterator[SnapshotRecord]:
+        for snapshot_id in sorted(self._entries):
+            yield self.record(snapshot_id)
+
+    def blob_path(self, record: SnapshotRecord) -> Path:
+        """Where the bytes are (for streaming large content; verify with ``content``)."""
+        return self.blobs.path_for(record.content_sha256)
+
+    def content(self, record: SnapshotRecord) -> bytes:
+        """The captured bytes, verified by sha256 and length; tampered or missing is INVALID_INPUT."""
+        data = self.blobs.get(record.content_sha256)
+        if len(data) != record.byte_length:
+            path = self.blob_path(record)
+            raise EpistemeError("INVALID_INPUT", f"{path}: length differs from snapshot {record.id}",
+                                details={"path": str(path)})
+        return data
+
+
+def read_catalog(home: Home) -> SnapshotCatalog:
+    """The committed snapshots stage of ``home`` (an empty catalog when never committed)."""
+    stage = Stage(home, STAGE_NAME)
+    return SnapshotCatalog(home, stage, stage.read_index())
+
+
+@attrs.frozen
+class Observation:
+    """What ``SnapshotWriter.observe`` decided: ``captured`` (a new latest) or ``unchanged``."""
+
+    status: str
+    record: SnapshotRecord
+    previous: str | None = None  # the source's latest snapshot id before this observation
+
+
+class SnapshotWriter:
+    """Records observations and commits the stage once; use inside ``with ctx.writing():``.
+
+    ``observe`` stores the blob and the record object at once (content-addressed, harmless if the
+    run fails later) and queues one log line per ``captured`` observation. ``commit`` appends the
+    queued log lines, then replaces ``index.json``; it writes nothing when nothing changed.
+    """
+
+    def __init__(self, home: Home, command: str, *, clock: Callable[[], str] = utc_now) -> None:
+        self.home = home
+        self.command = command
+        self.clock = clock
+        self.stage = Stage(home, STAGE_NAME)
+        self.catalog = read_catalog(home)
+        self.blobs = self.catalog.blobs
+        self.log = Log(home.log_path)
+        self._states: dict[str, SourceState] = {s: self.catalog.state(s) for s in self.catalog.sources()}
+        self._new_entries: dict[str, StageEntry] = {}
+        self._new_records: dict[str, SnapshotRecord] = {}
+        self._pending_log: list[LogEntry] = []
+        self.committed: StageIndex | None = None
+
+    # blobs ------------------------------------------------------------------
+
+    def put_bytes(self, data: bytes) -> str:
+        """Store ``data`` as a blob (once) and return its sha256."""
+        return self.blobs.put(data)
+
+    def put_file(self, path: Path | str, max_bytes: int | None = None) -> tuple[str, int]:
+        """Stream a local file into the blob store without holding it in memory; (sha256, length).
+
+        The copy is hashed as it is written; a file that changes while being read is refused.
+        """
+        self.blobs.root.mkdir(parents=True, exist_ok=True)
+        temp = temp_path_for(self.blobs.root / "incoming")
+        digest = hashlib.sha256()
+        total = 0
+        try:
+            with open(path, "rb") as source, open(temp, "xb") as out:
+                while chunk := source.read(_CHUNK):
+                    total += len(chunk)
+                    if max_bytes is not None and total > max_bytes:
+                        raise EpistemeError(
+                            "LIMIT_EXCEEDED", f"{path}: larger than {max_bytes} bytes",
+                            details={"path": str(path), "bytes": total, "limit": max_bytes},
+                            hint="raise --max-bytes if this file is expected",
+                        )
+                    digest.update(chunk)
+                    out.write(chunk)
+                out.flush()
+                os.fsync(out.fileno())
+            sha = digest.hexdigest()
+            target = self.blobs.path_for(sha)
+            if target.exists() and self._blob_ok(sha, total):
+                return sha, total
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(temp, target)
+            fsync_dir(target.parent)
+            return sha, total
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                temp.unlink()
+
+    def _blob_ok(self, sha: str, length: int) -> bool:
+        path = self.blobs.path_for(sha)
+        try:
+            return file_digest(path) == (sha, length)
+        except FileNotFoundError:
+            return False
+
+    # observations -----------------------------------------------------------
+
+    def state(self, source: str) -> SourceState | None:
+        return self._states.get(source)
+
+    def record(self, snapshot_id: str) -> SnapshotRecord:
+        return self._new_records.get(snapshot_id) or self.catalog.record(snapshot_id)
+
+    def latest(self, source: str) -> SnapshotRecord | None:
+        state = self._states.get(source)
+        return self.record(state.latest) if state else None
+
+    def observe(
+        self,
+        identity: SnapshotIdentity,
+        data: bytes | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+        observed_at: str | None = None,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        http_status: int | None = None,
+        attributes: Mapping[str, Any] | None = None,
+    ) -> Observation:
+        """Record that ``identity.source`` now holds this representation.
+
+        ``data`` (when given) must be the bytes the identity names; without it the blob must
+        already be stored (``put_file``). Known snapshot ids are reused, never rewritten, so the
+        first observation time is kept; ``unchanged`` when it is already the source's latest.
+        """
+        if data is not None:
+            digest = hashlib.sha256(data).hexdigest()
+            if len(data) != identity.byte_length or digest != identity.content_sha256:
+                raise EpistemeError("INTERNAL_ERROR", "observed bytes do not match their identity")
+            if not self._blob_ok(identity.content_sha256, identity.byte_length):
+                self.put_bytes(data)
+        elif not self._blob_ok(identity.content_sha256, identity.byte_length):
+            raise EpistemeError("INTERNAL_ERROR", f"blob {identity.content_sha256} was not stored")
+        snapshot_id = identity.snapshot_id
+        source = identity.source
+        known = snapshot_id in self._new_records or self.catalog.has_snapshot(snapshot_id)
+        if known:
+            record = self.record(snapshot_id)
+        else:
+            record = SnapshotRecord(
+                id=snapshot_id,
+                capture_kind=identity.capture_kind,
+                source=source,
+                final_url=identity.final_url,
+                content_type=identity.content_type,
+                charset=identity.charset,
+                byte_length=identity.byte_length,
+                content_sha256=identity.content_sha256,
+                observed_at=observed_at or self.clock(),
+                etag=etag,
+                last_modified=last_modified,
+                http_status=http_status,
+                attributes=dict(attributes or {}),
+            )
+            self._new_entries[snapshot_id] = self.stage.put_json(snapshot_id, unstructure(record))
+            self._new_records[snapshot_id] = record
+        previous = self._states.get(source)
+        cleaned = clean_options(options) if options is not None else (previous.options if previous else {})
+        history = previous.history if previous else ()
+        if snapshot_id not in history:
+            history = (*history, snapshot_id)
+        self._states[source] = SourceState(snapshot_id, history, cleaned)
+        if previous is not None and previous.latest == snapshot_id:
+            return Observation("unchanged", record, previous.latest)
+        self._pending_log.append(LogEntry(
+            time=observed_at or self.clock(),
+            command=self.command,
+            source=identity.capture_kind,
+            status="captured",
+            snapshot_id=snapshot_id,
+            record_id=source,
+        ))
+        return Observation("captured", record, previous.latest if previous else None)
+
+    def keep(self, source: str, options: Mapping[str, Any] | None = None) -> Observation:
+        """The source is unchanged (an HTTP 304): keep its latest, update its options if given."""
+        state = self._states.get(source)
+        if state is None:
+            raise EpistemeError("INTERNAL_ERROR", f"no recorded snapshot of {source!r} to keep")
+        if options is not None:
+            self._states[source] = SourceState(state.latest, state.history, clean_options(options))
+        return Observation("unchanged", self.record(state.latest), state.latest)
+
+    # commit -----------------------------------------------------------------
+
+    def changed(self) -> bool:
+        old = {s: self.catalog.state(s) for s in self.catalog.sources()}
+        return bool(self._new_entries) or bool(self._pending_log) or old != self._states
+
+    def commit(self) -> StageIndex | None:
+        """Append the queued log lines, then commit the index; ``None`` when nothing changed."""
+        if not self.changed():
+            return None
+        old_entries = list(self.catalog.index.entries) if self.catalog.index else []
+        entries = old_entries + [e for k, e in self._new_entries.items() if not self.catalog.has_snapshot(k)]
+        meta: dict[str, Any] = dict(self.catalog.index.meta) if self.catalog.index else {}
+        meta["sources"] = {source: self._states[source].to_meta() for source in sorted(self._states)}
+        for entry in self._pending_log:
+            self.log.append(entry)
+            crashpoint()
+        self._pending_log.clear()
+        self.committed = self.stage.commit(entries, meta)
+        return self.committed
+
+
+def load_record(data: bytes, where: str) -> SnapshotRecord:
+    """A ``SnapshotRecord`` from canonical JSON bytes (used by importers and tests)."""
+    return structure(loads_strict(data, source=where), SnapshotRecord, source=where)
+
+
+__all__ = [
+    "OPTION_KEYS",
+    "STAGE_NAME",
+    "Observation",
+    "SnapshotCatalog",
+    "SnapshotWriter",
+    "SourceState",
+    "clean_options",
+    "file_digest",
+    "make_identity",
+    "read_catalog",
+    "utc_now",
+]
