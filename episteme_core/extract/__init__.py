@@ -1,0 +1,1 @@
+"""Extraction: snapshots to evidence documents (see docs/extraction.md)."""

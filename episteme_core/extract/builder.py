@@ -1,0 +1,266 @@
+"""Assemble a Document from an extractor's sections and blocks: ids, paths, normativity, fragment.
+
+Every extractor (and the record extractor of personal sources) builds through this class so that
+ids, section paths, fragment narrowing, provenance and the content-derived id follow one rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from episteme_core.document import (
+    BBox,
+    Block,
+    Diagnostic,
+    Document,
+    Section,
+    Span,
+    configuration_sha256,
+    provenance,
+    seal,
+)
+from episteme_core.extract.api import ExtractRequest, rules_of
+
+
+@attrs.define
+class _SectionDraft:
+    id: str
+    heading: str
+    level: int
+    path: list[str]
+    number: str | None
+    anchor: str | None
+    normativity: str
+    blocks: list[Block] = attrs.field(factory=list)
+
+
+class DocumentBuilder:
+    """Collects sections and blocks in reading order, then ``build()`` seals the Document."""
+
+    def __init__(
+        self,
+        request: ExtractRequest,
+        *,
+        extractor: str,
+        extractor_version: str,
+        document_type: str | None = None,
+        limits: tuple[str, ...] = (),
+    ) -> None:
+        self.request = request
+        self.extractor = extractor
+        self.extractor_version = extractor_version
+        self.family = request.family
+        self.authority = request.effective_authority
+        self.document_type = document_type or getattr(self.family, "document_type", None)
+        self.title: str | None = None
+        self.limits = list(limits)
+        self.warnings: list[str] = []
+        self.diagnostics: list[Diagnostic] = []
+        self.attributes: dict[str, Any] = {}
+        self._sections: list[_SectionDraft] = []
+        self._stack: list[_SectionDraft] = []
+        self._ids: set[str] = set()
+        self._status = "ok"
+
+    # sections and blocks ------------------------------------------------------
+
+    def _unique(self, wanted: str | None, fallback: str) -> str:
+        if wanted and wanted not in self._ids:
+            self._ids.add(wanted)
+            return wanted
+        candidate, n = fallback, 1
+        while candidate in self._ids:
+            n += 1
+            candidate = f"{fallback}~{n}"
+        self._ids.add(candidate)
+        return candidate
+
+    def open_section(
+        self,
+        heading: str,
+        level: int = 1,
+        *,
+        anchor: str | None = None,
+        number: str | None = None,
+        normativity: str | None = None,
+    ) -> str:
+        """Start a section at ``level``; it nests under the open sections of lower level."""
+        while self._stack and self._stack[-1].level >= level:
+            self._stack.pop()
+        parent = self._stack[-1] if self._stack else None
+        if normativity is None:
+            normativity = parent.normativity if parent and parent.normativity != "normative" else (
+                self._default_normativity()
+            )
+        section_id = self._unique(anchor, f"s-{len(self._sections) + 1}")
+        path = [*(parent.path if parent else []), heading]
+        draft = _SectionDraft(section_id, heading, level, path, number, anchor, normativity)
+        self._sections.append(draft)
+        self._stack.append(draft)
+        return section_id
+
+    @property
+    def current_section(self) -> str | None:
+        return self._stack[-1].id if self._stack else None
+
+    def _default_normativity(self) -> str:
+        return "normative" if self.authority == "normative" else "informative"
+
+    def add_block(
+        self,
+        kind: str,
+        text: str,
+        *,
+        anchor: str | None = None,
+        anchors: list[str] | tuple[str, ...] = (),
+        span: tuple[int, int] | None = None,
+        page: int | None = None,
+        bbox: tuple[float, float, float, float] | None = None,
+        rows: list[list[str]] | None = None,
+        normativity: str | None = None,
+        confidence: float | None = None,
+        time: str | None = None,
+        attributes: dict[str, Any] | None = None,
+    ) -> Block | None:
+        """Add a block to the current section (a default one when none is open); empty text is skipped."""
+        if not text.strip() and not rows:
+            return None
+        if not self._stack:
+            self.open_section(self.title or "Document", 1)
+        section = self._stack[-1]
+        if normativity is None:
+            normativity = section.normativity
+        block_id = self._unique(anchor, f"{section.id}.{len(section.blocks) + 1}")
+        block = Block(
+            id=block_id,
+            kind=kind,
+            text=text,
+            normativity=normativity,
+            section_id=section.id,
+            section_path=list(section.path),
+            section_heading=section.heading,
+            anchor=anchor,
+            anchors=sorted({a for a in anchors if a and a != anchor}),
+            span=Span(span[0], span[1]) if span else None,
+            page=page,
+            bbox=BBox(*bbox) if bbox else None,
+            rows=rows,
+            confidence=confidence,
+            time=time,
+            attributes=dict(attributes or {}),
+        )
+        section.blocks.append(block)
+        return block
+
+    # diagnostics ----------------------------------------------------------------
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def diagnose(
+        self, code: str, level: str, message: str, *, page: int | None = None, detail: str | None = None
+    ) -> None:
+        """Record a diagnostic; an ``error`` makes the document partial unless it is failed."""
+        self.diagnostics.append(Diagnostic(code, level, message, page, detail))
+        if level == "error" and self._status == "ok":
+            self._status = "partial"
+
+    def fail(self, code: str, message: str, *, detail: str | None = None) -> None:
+        """The source could not be read at all: status ``failed``, with the cause."""
+        self.diagnostics.append(Diagnostic(code, "error", message, None, detail))
+        self._status = "failed"
+
+    def partial(self) -> None:
+        if self._status == "ok":
+            self._status = "partial"
+
+    # the document ---------------------------------------------------------------
+
+    def _sections_out(self) -> list[Section]:
+        refine = getattr(self.family, "refine_block", None)
+        out = []
+        for draft in self._sections:
+            section = Section(
+                id=draft.id,
+                heading=draft.heading,
+                level=draft.level,
+                path=draft.path,
+                number=draft.number,
+                anchor=draft.anchor,
+                normativity=draft.normativity,
+                blocks=[],
+            )
+            blocks = [refine(b, section) if refine else b for b in draft.blocks]
+            out.append(attrs.evolve(section, blocks=blocks))
+        return [s for s in out if s.blocks or s.heading]
+
+    def _narrow(self, sections: list[Section], fragment: str) -> list[Section]:
+        for index, section in enumerate(sections):
+            if fragment in (section.anchor, section.id):
+                kept = [section]
+                for later in sections[index + 1:]:
+                    if later.level <= section.level:
+                        break
+                    kept.append(later)
+                return kept
+        for section in sections:
+            for block in section.blocks:
+                if fragment in (block.anchor, block.id) or fragment in block.anchors:
+                    return [attrs.evolve(section, blocks=[block])]
+        self.warn(f"fragment not found: {fragment}")
+        return sections
+
+    def build(self) -> Document:
+        """Seal the document: provenance, configuration sha256, fragment narrowing, id."""
+        request = self.request
+        family_name = getattr(self.family, "name", "generic")
+        family_version = str(getattr(self.family, "version", "1"))
+        configuration = configuration_sha256(
+            extractor=self.extractor,
+            extractor_version=self.extractor_version,
+            family=family_name,
+            family_version=family_version,
+            rules=rules_of(self.family),
+            fragment=request.fragment,
+            authority=self.authority,
+            options=dict(request.options),
+        )
+        sections = self._sections_out()
+        if request.fragment and self._status != "failed":
+            sections = self._narrow(sections, request.fragment)
+        if self._status != "failed" and not any(s.blocks for s in sections):
+            self.warn("no text was extracted")
+        record = request.record
+        title = self.title or next((s.heading for s in sections if s.heading), None) or request.url
+        document = Document(
+            id="",
+            source=record.source,
+            source_kind=record.capture_kind,
+            snapshot_id=record.id,
+            source_sha256=record.content_sha256,
+            content_type=record.content_type,
+            document_type=self.document_type,
+            family=family_name,
+            authority=self.authority,
+            title=title,
+            status=self._status,
+            sections=sections,
+            provenance=provenance(
+                extractor=self.extractor,
+                extractor_version=self.extractor_version,
+                family=family_name,
+                family_version=family_version,
+                source_sha256=record.content_sha256,
+                configuration=configuration,
+            ),
+            url=record.final_url or (record.source if "://" in record.source else None),
+            fragment=request.fragment,
+            diagnostics=list(self.diagnostics),
+            warnings=list(self.warnings),
+            limits=sorted(set(self.limits)),
+            attributes=dict(self.attributes),
+        )
+        return seal(document)
