@@ -19,3 +19,25 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
 def home(tmp_path: Path) -> Path:
     """A fresh home directory path (not yet created)."""
     return tmp_path / "home"
+
+
+PLUGIN_SITES = Path(__file__).parent / "fixtures" / "plugins"
+
+
+@pytest.fixture
+def plugin_site(monkeypatch: pytest.MonkeyPatch):
+    """Make a fixture plugin distribution (``site-<name>``) visible on sys.path and PYTHONPATH."""
+    import os
+    import sys
+
+    def use(*names: str) -> dict[str, str]:
+        paths = [str(PLUGIN_SITES / f"site-{name}") for name in names]
+        for path in paths:
+            monkeypatch.syspath_prepend(path)
+        pythonpath = os.pathsep.join([*paths, os.environ.get("PYTHONPATH", "")]).strip(os.pathsep)
+        monkeypatch.setenv("PYTHONPATH", pythonpath)
+        for module in [m for m in sys.modules if m.startswith("episteme_sample")]:
+            del sys.modules[module]
+        return {"PYTHONPATH": pythonpath}
+
+    return use

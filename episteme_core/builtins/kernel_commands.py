@@ -59,6 +59,22 @@ def _run_verify(args: argparse.Namespace, ctx: Context) -> Outcome:
     )
 
 
+def _configure_init(parser: argparse.ArgumentParser) -> None:
+    """``init`` takes only the global options."""
+
+
+def _run_init(args: argparse.Namespace, ctx: Context) -> Outcome:
+    from episteme_core.store.init import init_home
+
+    with ctx.writing() as home:
+        created = init_home(home)
+    state = "created" if created else "already present"
+    return Outcome(
+        data={"home": str(ctx.home.root), "created": created},
+        text=f"{ctx.home.root}: home {state}",
+    )
+
+
 @hookimpl
 def episteme_commands(register: Register) -> None:
     register(Command(
@@ -66,6 +82,12 @@ def episteme_commands(register: Register) -> None:
         help="list plugins, their versions and the components they register",
         configure=_configure_plugins,
         run=_run_plugins,
+    ))
+    register(Command(
+        name="init",
+        help="create the home (stages, config.json) if it does not exist; safe to repeat",
+        configure=_configure_init,
+        run=_run_init,
     ))
     register(Command(
         name="verify",
