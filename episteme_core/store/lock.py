@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import socket
 import uuid
@@ -10,12 +11,13 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
+from typing import NoReturn
 
 from episteme_core.canonical import canonical_bytes, loads_strict
 from episteme_core.convert import structure, unstructure
 from episteme_core.errors import EpistemeError
 from episteme_core.records import LockOwner
-from episteme_core.store.atomic import fsync_dir, temp_path_for
+from episteme_core.store.atomic import fsync_dir
 
 Warn = Callable[[str, str], None]
 
@@ -43,23 +45,71 @@ def hostname() -> str:
 
 
 def read_owner(path: Path) -> LockOwner | None:
+    """Who the lock file names; ``None`` when there is no lock file or it is empty."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
+        return None
+    if not raw:
         return None
     return structure(loads_strict(raw, source=str(path)), LockOwner, source=str(path))
 
 
 class WriterLock:
-    """Context manager taking ``home/writer.lock`` for ``command``; ``RESOURCE_BUSY`` when held."""
+    """Context manager taking ``home/writer.lock`` for ``command``; ``RESOURCE_BUSY`` when held.
+
+    Exclusion comes from ``flock`` on the lock file, which the kernel drops when a holder dies, so a
+    crashed writer can never leave the home locked; the file's content (pid, host, command, token)
+    says who holds it. Content left by a dead holder on this host is replaced with a warning; content
+    naming another host is never broken (that host may still be writing over a shared filesystem).
+    """
 
     def __init__(self, path: Path, command: str, warn: Warn | None = None) -> None:
         self.path = path
         self.command = command
         self.warn = warn or (lambda code, message: None)
         self.owner: LockOwner | None = None
+        self._fd: int | None = None
 
     def acquire(self) -> LockOwner:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                self._refuse()
+            try:
+                same_file = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same_file = False
+            if same_file:
+                break
+            os.close(fd)  # the previous holder removed the file meanwhile: lock the new one
+        try:
+            self._take_over(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+        return self.owner  # type: ignore[return-value]
+
+    def _take_over(self, fd: int) -> None:
+        left = _read_fd(fd)
+        if left:
+            try:
+                holder = structure(loads_strict(left, source=str(self.path)), LockOwner,
+                                   source=str(self.path))
+            except EpistemeError:
+                holder = None
+            if holder is not None and holder.host != hostname():
+                self._refuse()
+            described = (
+                f"dead process {holder.pid} ({holder.command}) taken at {holder.acquired_at}"
+                if holder is not None else "an unreadable lock file"
+            )
+            self.warn("STALE_LOCK_BROKEN", f"broke the writer lock of {described}")
         owner = LockOwner(
             pid=os.getpid(),
             host=hostname(),
@@ -67,59 +117,13 @@ class WriterLock:
             token=uuid.uuid4().hex,
             acquired_at=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         )
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temp = temp_path_for(self.path)
-        temp.write_bytes(canonical_bytes(unstructure(owner)))
-        try:
-            for attempt in range(2):
-                try:
-                    os.link(temp, self.path)  # atomic: the lock appears complete or not at all
-                except FileExistsError:
-                    if attempt == 0 and self._break_if_stale():
-                        continue
-                    self._refuse()
-                fsync_dir(self.path.parent)
-                self.owner = owner
-                return owner
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                temp.unlink()
-        raise AssertionError("unreachable")
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, canonical_bytes(unstructure(owner)), 0)
+        os.fsync(fd)
+        fsync_dir(self.path.parent)
+        self.owner = owner
 
-    def _break_if_stale(self) -> bool:
-        try:
-            holder = read_owner(self.path)
-        except EpistemeError:
-            return False
-        if holder is None:
-            return True  # released meanwhile
-        if holder.host != hostname() or pid_is_alive(holder.pid):
-            return False
-        # Move it aside first so two breakers cannot both delete a fresh lock.
-        aside = self.path.with_name(f".{self.path.name}.broken.{uuid.uuid4().hex}.tmp")
-        try:
-            os.rename(self.path, aside)
-        except FileNotFoundError:
-            return True
-        try:
-            moved = read_owner(aside)
-        except EpistemeError:
-            moved = None
-        if moved is not None and moved.token != holder.token:
-            # We moved a lock a live writer took meanwhile: put it back and refuse.
-            with contextlib.suppress(FileExistsError):
-                os.link(aside, self.path)
-            aside.unlink()
-            return False
-        aside.unlink()
-        self.warn(
-            "STALE_LOCK_BROKEN",
-            f"broke the writer lock of dead process {holder.pid} ({holder.command}) "
-            f"taken at {holder.acquired_at}",
-        )
-        return True
-
-    def _refuse(self) -> None:
+    def _refuse(self) -> NoReturn:
         try:
             holder = read_owner(self.path)
         except EpistemeError:
@@ -141,17 +145,17 @@ class WriterLock:
         )
 
     def release(self) -> None:
-        """Remove the lock if it is still ours (same token)."""
-        if self.owner is None:
+        """Remove the lock file and drop the lock (closing the descriptor releases ``flock``)."""
+        if self._fd is None:
             return
         try:
-            holder = read_owner(self.path)
-        except EpistemeError:
-            holder = None
-        if holder is not None and holder.token == self.owner.token:
             with contextlib.suppress(FileNotFoundError):
-                self.path.unlink()
-        self.owner = None
+                if os.fstat(self._fd).st_ino == os.stat(self.path).st_ino:
+                    self.path.unlink()
+        finally:
+            os.close(self._fd)
+            self._fd = None
+            self.owner = None
 
     def __enter__(self) -> WriterLock:
         self.acquire()
@@ -164,3 +168,14 @@ class WriterLock:
         tb: TracebackType | None,
     ) -> None:
         self.release()
+
+
+def _read_fd(fd: int) -> bytes:
+    chunks = []
+    offset = 0
+    while True:
+        chunk = os.pread(fd, 65536, offset)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        offset += len(chunk)
