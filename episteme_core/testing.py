@@ -120,5 +120,5 @@ def _validator(name: str) -> Any:
 
 
 def validate(instance: Any, name: str) -> None:
-    """Raise ``jsonschema.ValidationError`` unless ``instance`` validates against ``schema/NAME.schema.json``."""
+    """Raise ``jsonschema.ValidationError`` unless ``instance`` fits ``schema/NAME.schema.json``."""
     _validator(name).validate(instance)

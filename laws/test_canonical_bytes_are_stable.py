@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from episteme_core.canonical import canonical_bytes, loads_strict
-from laws.strategies import json_values
+from episteme_core.strategies import json_values
 
 
 def _shuffled(value: Any, rng: random.Random) -> Any:

@@ -149,8 +149,8 @@ def run(argv: Sequence[str] | None = None) -> int:
             raise Cancelled("SIGINT") from exc
     except SystemExit as exc:  # --help
         return exc.code if isinstance(exc.code, int) else 0
-    except EpistemeError as error:
-        return _emit_failure(as_json, debug, command_name, error, warnings, progress)
+    except EpistemeError as known:
+        return _emit_failure(as_json, debug, command_name, known, warnings, progress)
     except KeyboardInterrupt:
         return _emit_failure(as_json, debug, command_name, Cancelled("SIGINT"), warnings, progress)
     except Exception as exc:

@@ -171,7 +171,7 @@ class WriterLock:
 
 
 def _read_fd(fd: int) -> bytes:
-    chunks = []
+    chunks: list[bytes] = []
     offset = 0
     while True:
         chunk = os.pread(fd, 65536, offset)

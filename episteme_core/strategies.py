@@ -1,4 +1,4 @@
-"""Hypothesis strategies shared by the laws."""
+"""Hypothesis strategies shared by the laws of the kernel and of plugins (needs the test extra)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,42 @@
+"""Meta-tests that keep the documentation's promises."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from episteme_core import hookspecs
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_cli_reference_is_generated_from_the_parser() -> None:
+    from episteme_core.cli.reference import render
+
+    page = (ROOT / "docs" / "cli.md").read_text("utf-8")
+    assert page == render(), "docs/cli.md is stale: python -m episteme_core.cli.reference > docs/cli.md"
+
+
+def test_every_hookspec_is_documented_in_the_plugin_guide() -> None:
+    guide = (ROOT / "docs" / "plugins.md").read_text("utf-8")
+    for name in dir(hookspecs):
+        if name.startswith("episteme_"):
+            assert re.search(rf"^### `{name}\(register\)`$", guide, re.M), f"{name} is not documented"
+
+
+def test_every_hookspec_has_a_docstring_saying_what_and_when() -> None:
+    for name in dir(hookspecs):
+        if name.startswith("episteme_"):
+            doc = getattr(hookspecs, name).__doc__ or ""
+            assert "Register" in doc and len(doc.split()) > 20, name
+
+
+def test_every_hookspec_is_exercised_by_a_test() -> None:
+    from episteme_core.plugins import HOOK_KINDS
+
+    # test_plugins.py runs test_hook_registers_components_of_its_kind once per entry of HOOK_KINDS,
+    # through a real entry-point plugin; every hookspec must be one of them.
+    plugin_tests = (ROOT / "tests" / "kernel" / "test_plugins.py").read_text("utf-8")
+    assert '@pytest.mark.parametrize("hook", HOOKS)' in plugin_tests
+    assert "def test_hook_registers_components_of_its_kind" in plugin_tests
+    assert sorted(HOOK_KINDS) == sorted(n for n in dir(hookspecs) if n.startswith("episteme_"))
