@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from episteme_core.records import LogEntry, SnapshotIdentity, SnapshotRecord
 from episteme_core.convert import unstructure
+from episteme_core.records import LogEntry, SnapshotIdentity, SnapshotRecord
 from episteme_core.store import BlobStore, Home, Log, Stage
 from episteme_core.testing import invoke, validate
 
