@@ -1,0 +1,267 @@
+"""Books: plain-text and Markdown files in a folder, one record ``book:<corpus>/<book>`` each."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from episteme_core.canonical import sha256_hex
+from episteme_core.errors import EpistemeError
+from episteme_core.personal.model import (
+    Paragraph,
+    Record,
+    build_record,
+    from_timestamp,
+    parse_time,
+    safe_name,
+)
+from episteme_core.personal.text import (
+    decode_text,
+    looks_binary,
+    normalise_newlines,
+    parse_front_matter,
+    split_paragraphs,
+)
+
+SOURCE = "books"
+TEXT_SUFFIXES = (".txt", ".text")
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+
+_START = re.compile(
+    r"^[ \t]*\*{3}[ \t]*START OF (?:THE|THIS) PROJECT GUTENBERG E-?BOOK\b.*$", re.IGNORECASE | re.MULTILINE
+)
+_END = re.compile(
+    r"^[ \t]*\*{3}[ \t]*END OF (?:THE|THIS) PROJECT GUTENBERG E-?BOOK\b.*$", re.IGNORECASE | re.MULTILINE
+)
+_END_OLD = re.compile(
+    r"^[ \t]*End of (?:the )?Project Gutenberg(?:'s)?\b.*$", re.IGNORECASE | re.MULTILINE
+)
+_HEADER_FIELDS = {
+    "title": re.compile(r"^Title:\s*(.+)$", re.MULTILINE),
+    "author": re.compile(r"^Author:\s*(.+)$", re.MULTILINE),
+    "language": re.compile(r"^Language:\s*(.+)$", re.MULTILINE),
+    "releaseDate": re.compile(r"^Release [Dd]ate:\s*(.+?)(?:\s*\[e-?book #\d+\])?\s*$", re.MULTILINE | re.I),
+}
+_EBOOK_NUMBER = re.compile(r"\[e-?book #(\d+)\]", re.IGNORECASE)
+_HEADING = re.compile(r"^#{1,6}\s+\S")
+
+Warn = Callable[[str, str], None]
+
+
+class Skipped(Exception):
+    """A file that is not a book we can read; counted under ``reason`` and reported, never fatal."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+@attrs.define
+class BooksScan:
+    """What one ``ingest books`` run found: the records and the files it skipped, by reason."""
+
+    records: list[Record] = attrs.field(factory=list)
+    skipped: dict[str, int] = attrs.field(factory=dict)
+
+    def skip(self, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+
+def split_gutenberg(text: str) -> tuple[str, int, dict[str, Any] | None]:
+    """Cut a Project Gutenberg header and licence footer off ``text``.
+
+    Returns the body, the line number the body starts on, and the metadata (None: not Gutenberg).
+    """
+    start = _START.search(text)
+    end_match = _END.search(text, start.end() if start else 0)
+    if end_match is None:
+        olds = list(_END_OLD.finditer(text, start.end() if start else 0))
+        end_match = olds[-1] if olds else None
+    if start is None and end_match is None:
+        return text, 1, None
+    body_start = 0
+    header = ""
+    if start is not None:
+        body_start = start.end() + 1 if start.end() < len(text) else start.end()
+        header = text[:body_start]
+    footer_at = len(text)
+    if end_match is not None:
+        footer_at = end_match.start()
+        # "End of the Project Gutenberg EBook of ..." a few lines above "*** END" belongs to it too.
+        window_start = max(body_start, text.rfind("\n", 0, max(0, footer_at - 1500)))
+        old = [m for m in _END_OLD.finditer(text, window_start, footer_at)]
+        if old:
+            footer_at = old[0].start()
+    body = text[body_start:footer_at]
+    footer = text[footer_at:]
+    meta: dict[str, Any] = {"header": header, "footer": footer}
+    for key, pattern in _HEADER_FIELDS.items():
+        found = pattern.search(header)
+        if found:
+            meta[key] = found.group(1).strip()
+    number = _EBOOK_NUMBER.search(header)
+    if number:
+        meta["ebook"] = int(number.group(1))
+    first_line = text.count("\n", 0, body_start) + 1
+    return body, first_line, meta
+
+
+def read_book(path: Path, corpus: str, book: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Record:
+    """One book file as a record; a file that is not a readable book raises ``Skipped``."""
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):
+        raise Skipped("symlink", f"{path}: a symbolic link, skipped")
+    if not stat.S_ISREG(info.st_mode):
+        raise Skipped("notRegular", f"{path}: not a regular file, skipped")
+    if info.st_size > max_bytes:
+        raise Skipped("tooLarge", f"{path}: larger than {max_bytes} bytes, skipped")
+    data = path.read_bytes()[: max_bytes + 1]
+    if looks_binary(data):
+        raise Skipped("binary", f"{path}: binary content (NUL bytes), skipped")
+    decoded, encoding = decode_text(data)
+    text = normalise_newlines(decoded)
+    markdown = path.suffix.lower() in MARKDOWN_SUFFIXES
+    metadata: dict[str, Any] = {
+        "corpus": corpus,
+        "path": book + path.suffix,
+        "format": "markdown" if markdown else "text",
+        "encoding": encoding,
+        "bytes": len(data),
+        "sha256": sha256_hex(data),
+        "crlf": "\r\n" in decoded,
+    }
+    front, body, consumed = parse_front_matter(text) if markdown or text.startswith("---\n") else (
+        {}, text, 0
+    )
+    first_line = consumed + 1
+    if front:
+        metadata["frontMatter"] = front
+    gutenberg_body, body_line, gutenberg = split_gutenberg(body)
+    if gutenberg is not None:
+        metadata["gutenberg"] = gutenberg
+        body = gutenberg_body
+        first_line += body_line - 1
+    time = None
+    if front.get("date"):
+        time = parse_time(front["date"])
+        metadata["timeFrom"] = "frontMatter" if time else "mtime"
+        if time is None:
+            metadata["badDate"] = front["date"]
+    if time is None:
+        time = from_timestamp(info.st_mtime)
+        metadata["timeFrom"] = "mtime"
+    pieces = split_paragraphs(body, first_line=first_line, markdown=markdown)
+    if not pieces:
+        raise Skipped("empty", f"{path}: no paragraphs, skipped")
+    paragraphs = []
+    for index, (piece, line) in enumerate(pieces, start=1):
+        kind = "heading" if markdown and "\n" not in piece and _HEADING.match(piece) else "text"
+        paragraphs.append(Paragraph(n=index, text=piece, time=time, kind=kind, attributes={"line": line}))
+    title = _title(front, gutenberg, paragraphs, markdown, book)
+    return build_record(
+        id=f"book:{corpus}/{book}", source=SOURCE, time=time, paragraphs=paragraphs, title=title,
+        metadata=metadata,
+    )
+
+
+def _title(
+    front: dict[str, str], gutenberg: dict[str, Any] | None, paragraphs: list[Paragraph],
+    markdown: bool, book: str,
+) -> str:
+    if front.get("title"):
+        return front["title"]
+    if gutenberg and gutenberg.get("title"):
+        return str(gutenberg["title"])
+    if markdown:
+        for paragraph in paragraphs:
+            if paragraph.kind == "heading":
+                return paragraph.text.lstrip("#").strip()
+    return book.rsplit("/", 1)[-1]
+
+
+def corpus_name(directory: Path) -> str:
+    """The corpus segment of the ids: the folder's own name."""
+    return directory.absolute().resolve().name if directory.name in ("", ".", "..") else directory.name
+
+
+def scan_books(
+    directories: list[Path], *, max_bytes: int = DEFAULT_MAX_BYTES, warn: Warn | None = None
+) -> BooksScan:
+    """Every book under ``directories`` (sorted, hidden entries and symlinks skipped)."""
+    warn = warn or (lambda code, message: None)
+    scan = BooksScan()
+    seen: set[str] = set()
+    for directory in directories:
+        if not directory.is_dir():
+            raise EpistemeError(
+                "INVALID_INPUT", f"{directory}: not a folder of books", details={"path": str(directory)}
+            )
+        corpus = corpus_name(directory)
+        if not safe_name(corpus):
+            raise EpistemeError(
+                "INVALID_INPUT", f"{directory}: the folder name {corpus!r} cannot be part of a record id",
+                details={"path": str(directory)},
+            )
+        for path in _walk(directory, scan, warn):
+            relative = path.relative_to(directory).with_suffix("").as_posix()
+            if not all(safe_name(part) for part in relative.split("/")):
+                scan.skip("badName")
+                warn("BOOK_SKIPPED", f"{path}: the name cannot be part of a record id, skipped")
+                continue
+            record_id = f"book:{corpus}/{relative}"
+            if record_id in seen:
+                scan.skip("duplicate")
+                warn("BOOK_SKIPPED", f"{path}: {record_id} was already read from another file, skipped")
+                continue
+            try:
+                record = read_book(path, corpus, relative, max_bytes=max_bytes)
+            except Skipped as skipped:
+                scan.skip(skipped.reason)
+                warn("BOOK_SKIPPED", skipped.message)
+                continue
+            except OSError as exc:
+                scan.skip("unreadable")
+                warn("BOOK_SKIPPED", f"{path}: cannot read: {exc.strerror or exc}")
+                continue
+            seen.add(record_id)
+            if "badDate" in record.metadata:
+                warn("BAD_DATE", f"{path}: front-matter date {record.metadata['badDate']!r} is not a "
+                     "date; used the file's modification time")
+            scan.records.append(record)
+    return scan
+
+
+def _walk(directory: Path, scan: BooksScan, warn: Warn) -> list[Path]:
+    found: list[Path] = []
+    for root, dirs, files in os.walk(directory, followlinks=False):
+        kept = []
+        for name in sorted(dirs):
+            if name.startswith("."):
+                continue
+            if os.path.islink(os.path.join(root, name)):
+                scan.skip("symlink")
+                warn("BOOK_SKIPPED", f"{os.path.join(root, name)}: a symbolic link, skipped")
+                continue
+            kept.append(name)
+        dirs[:] = kept
+        for name in sorted(files):
+            if name.startswith("."):
+                continue
+            path = Path(root) / name
+            if path.suffix.lower() not in TEXT_SUFFIXES + MARKDOWN_SUFFIXES:
+                scan.skip("notText")
+                continue
+            if path.is_symlink():
+                scan.skip("symlink")
+                warn("BOOK_SKIPPED", f"{path}: a symbolic link, skipped")
+                continue
+            found.append(path)
+    return sorted(found)

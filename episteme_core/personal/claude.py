@@ -1,0 +1,355 @@
+"""Claude Code transcripts: one record ``chat:claude/<project>/<session>`` per session file.
+
+Reads both line schemas (v1.0.x with inline ``isSidechain`` turns, v2.x with
+``<session>/subagents/agent-*.jsonl``). Never fatal on a line: unknown types, malformed JSON and a
+truncated last line are skipped and counted in ``metadata.skipped``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import attrs
+
+from episteme_core.canonical import canonical_text
+from episteme_core.errors import EpistemeError
+from episteme_core.personal.model import (
+    Paragraph,
+    Record,
+    build_record,
+    from_timestamp,
+    parse_time,
+    safe_name,
+)
+
+SOURCE = "claude"
+DEFAULT_PROJECTS = "~/.claude/projects"
+DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+TITLE_CHARS = 120
+
+Warn = Callable[[str, str], None]
+
+
+@attrs.define
+class Transcript:
+    """What one transcript file gave: paragraphs (numbered later), skip counts, session facts."""
+
+    paragraphs: list[Paragraph] = attrs.field(factory=list)
+    skipped: dict[str, int] = attrs.field(factory=dict)
+    lines: int = 0
+    facts: dict[str, Any] = attrs.field(factory=dict)
+    versions: set[str] = attrs.field(factory=set)
+
+    def skip(self, reason: str, n: int = 1) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + n
+
+
+@attrs.define
+class ClaudeScan:
+    """What one ``ingest claude`` run found."""
+
+    records: list[Record] = attrs.field(factory=list)
+    skipped: dict[str, int] = attrs.field(factory=dict)
+    sessions_skipped: int = 0
+
+    def add_skips(self, counts: dict[str, int]) -> None:
+        for reason, n in counts.items():
+            self.skipped[reason] = self.skipped.get(reason, 0) + n
+
+
+def iter_lines(handle: BinaryIO, max_line_bytes: int) -> Iterator[tuple[bytes | None, bool]]:
+    """Each line as ``(bytes, complete)``; a line over the bound is ``(None, True)`` and never held whole."""
+    while True:
+        line = handle.readline(max_line_bytes + 1)
+        if not line:
+            return
+        if len(line) > max_line_bytes and not line.endswith(b"\n"):
+            while True:  # drain the rest of the oversized line in bounded reads
+                rest = handle.readline(1 << 20)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield None, True
+            continue
+        if line.endswith(b"\n"):
+            yield line[:-1], True
+        else:
+            yield line, False
+
+
+def _text_of_result(content: Any) -> str | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for item in content:
+            if isinstance(item, dict) and item.get("type") == "text" and isinstance(item.get("text"), str):
+                parts.append(item["text"])
+            elif isinstance(item, dict) and item.get("type") == "image":
+                parts.append("[image]")
+        return "\n\n".join(parts)
+    return None
+
+
+def parse_transcript(
+    handle: BinaryIO,
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    agent_file: str | None = None,
+    seen: set[str] | None = None,
+) -> Transcript:
+    """Parse one JSONL transcript (a session or a sub-agent file) into paragraphs and counts."""
+    result = Transcript()
+    seen = set() if seen is None else seen
+    for raw, complete in iter_lines(handle, max_line_bytes):
+        result.lines += 1
+        if raw is None:
+            result.skip("oversized")
+            continue
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            result.skip("malformed" if complete else "truncated")
+            continue
+        if not isinstance(obj, dict):
+            result.skip("malformed")
+            continue
+        kind = obj.get("type")
+        if kind not in ("user", "assistant"):
+            result.skip(kind if isinstance(kind, str) and kind else "untyped")
+            continue
+        message = obj.get("message")
+        if not isinstance(message, dict):
+            result.skip("malformed")
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if not isinstance(content, list):
+            result.skip("malformed")
+            continue
+        _note_facts(result, obj)
+        line_key = obj.get("uuid") if isinstance(obj.get("uuid"), str) and obj.get("uuid") else (
+            "sha256:" + hashlib.sha256(raw).hexdigest()[:32]
+        )
+        time = parse_time(obj["timestamp"]) if isinstance(obj.get("timestamp"), str) else None
+        role = message.get("role")
+        common: dict[str, Any] = {"role": role if isinstance(role, str) else kind}
+        if kind == "assistant" and isinstance(message.get("model"), str):
+            common["model"] = message["model"]
+        if obj.get("isSidechain") is True or agent_file is not None:
+            common["sidechain"] = True
+        if isinstance(obj.get("agentId"), str):
+            common["agentId"] = obj["agentId"]
+        if obj.get("isMeta") is True:
+            common["meta"] = True
+        for index, block in enumerate(content):
+            key = f"{line_key}:{index}"
+            if key in seen:
+                result.skip("duplicate")
+                continue
+            made = _paragraph(block, time, common, key)
+            if isinstance(made, str):
+                result.skip(made)
+                continue
+            seen.add(key)
+            result.paragraphs.append(made)
+    return result
+
+
+def _note_facts(result: Transcript, obj: dict[str, Any]) -> None:
+    for field in ("cwd", "gitBranch", "slug", "sessionId"):
+        value = obj.get(field)
+        if isinstance(value, str) and value and field not in result.facts:
+            result.facts[field] = value
+    if isinstance(obj.get("version"), str):
+        result.versions.add(obj["version"])
+
+
+def _paragraph(block: Any, time: str | None, common: dict[str, Any], key: str) -> Paragraph | str:
+    """The paragraph for one content block, or the reason it is skipped."""
+    if not isinstance(block, dict):
+        return "malformedBlock"
+    block_type = block.get("type")
+    attributes = {**common, "key": key}
+    if block_type == "text":
+        text = block.get("text")
+        kind = "text"
+    elif block_type == "thinking":
+        text = block.get("thinking")
+        kind = "thinking"
+    elif block_type == "tool_use":
+        name = block.get("name") if isinstance(block.get("name"), str) else "tool"
+        try:
+            text = f"{name} {canonical_text(block.get('input', {}))}"
+        except EpistemeError:
+            text = f"{name} {json.dumps(block.get('input'), ensure_ascii=False, sort_keys=True, default=str)}"
+        kind = "tool_call"
+        attributes["tool"] = name
+        if isinstance(block.get("id"), str):
+            attributes["toolUseId"] = block["id"]
+    elif block_type == "tool_result":
+        text = _text_of_result(block.get("content"))
+        kind = "tool_result"
+        if isinstance(block.get("tool_use_id"), str):
+            attributes["toolUseId"] = block["tool_use_id"]
+        if block.get("is_error") is True:
+            attributes["isError"] = True
+    else:
+        return f"block:{block_type}" if isinstance(block_type, str) else "malformedBlock"
+    if not isinstance(text, str):
+        return "malformedBlock"
+    if not text.strip():
+        return "emptyText"
+    return Paragraph(n=0, text=text, time=time, kind=kind, attributes=attributes)
+
+
+def _regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def read_session(
+    project_dir: Path,
+    session_file: Path,
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    warn: Warn | None = None,
+) -> Record | None:
+    """The record of one session with its sub-agent files; None when it has no paragraphs."""
+    warn = warn or (lambda code, message: None)
+    project, session = project_dir.name, session_file.name[: -len(".jsonl")]
+    files = [session_file]
+    subagents = session_file.with_suffix("") / "subagents"
+    if subagents.is_dir() and not subagents.is_symlink():
+        files.extend(sorted(p for p in subagents.glob("*.jsonl") if not p.name.startswith(".")))
+    seen: set[str] = set()
+    paragraphs: list[Paragraph] = []
+    skipped: dict[str, int] = {}
+    facts: dict[str, Any] = {}
+    versions: set[str] = set()
+    lines = 0
+    attached: list[str] = []
+    for path in files:
+        if not _regular(path):
+            skipped["symlink"] = skipped.get("symlink", 0) + 1
+            warn("TRANSCRIPT_SKIPPED", f"{path}: not a regular file (symbolic link?), skipped")
+            continue
+        if path.stat().st_size > max_bytes:
+            skipped["tooLarge"] = skipped.get("tooLarge", 0) + 1
+            warn("TRANSCRIPT_SKIPPED", f"{path}: larger than {max_bytes} bytes, skipped")
+            continue
+        agent = None if path == session_file else path.stem
+        with open(path, "rb") as handle:
+            parsed = parse_transcript(handle, max_line_bytes=max_line_bytes, agent_file=agent, seen=seen)
+        if agent is not None:
+            attached.append(f"{session}/subagents/{path.name}")
+            for paragraph in parsed.paragraphs:
+                paragraph.attributes.setdefault("agentId", agent.removeprefix("agent-"))
+        paragraphs.extend(parsed.paragraphs)
+        for reason, n in parsed.skipped.items():
+            skipped[reason] = skipped.get(reason, 0) + n
+        for key, value in parsed.facts.items():
+            facts.setdefault(key, value)
+        versions |= parsed.versions
+        lines += parsed.lines
+    if not paragraphs:
+        return None
+    times = [p.time for p in paragraphs if p.time]
+    time = times[0] if times else from_timestamp(session_file.stat().st_mtime)
+    metadata: dict[str, Any] = {
+        "project": project,
+        "session": session,
+        "lines": lines,
+        "skipped": skipped,
+        "versions": sorted(versions),
+        "subagentFiles": attached,
+        "sidechainParagraphs": sum(1 for p in paragraphs if p.attributes.get("sidechain")),
+        **{k: v for k, v in facts.items() if k != "sessionId"},
+    }
+    return build_record(
+        id=f"chat:claude/{project}/{session}",
+        source=SOURCE,
+        time=time,
+        paragraphs=paragraphs,
+        title=_title(paragraphs),
+        metadata=metadata,
+    )
+
+
+def _title(paragraphs: list[Paragraph]) -> str | None:
+    for paragraph in paragraphs:
+        if (
+            paragraph.kind == "text"
+            and paragraph.attributes.get("role") == "user"
+            and not paragraph.attributes.get("meta")
+            and not paragraph.attributes.get("sidechain")
+        ):
+            first = paragraph.text.strip().split("\n", 1)[0]
+            return first[:TITLE_CHARS]
+    return None
+
+
+def scan_projects(
+    projects: Path,
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    warn: Warn | None = None,
+) -> ClaudeScan:
+    """Every session under ``projects/<project>/<session>.jsonl``, in name order."""
+    warn = warn or (lambda code, message: None)
+    if not projects.is_dir():
+        raise EpistemeError(
+            "INVALID_INPUT",
+            f"{projects}: not a folder of Claude Code projects",
+            details={"path": str(projects)},
+            hint="pass --projects DIR (the folder that holds one folder per project)",
+        )
+    scan = ClaudeScan()
+    for project_dir in sorted(projects.iterdir()):
+        if project_dir.name.startswith(".") or not project_dir.is_dir():
+            continue
+        if project_dir.is_symlink():
+            scan.add_skips({"symlink": 1})
+            warn("TRANSCRIPT_SKIPPED", f"{project_dir}: a symbolic link, skipped")
+            continue
+        if not safe_name(project_dir.name):
+            scan.sessions_skipped += 1
+            warn("TRANSCRIPT_SKIPPED", f"{project_dir}: the name cannot be part of a record id, skipped")
+            continue
+        for session_file in sorted(project_dir.glob("*.jsonl")):
+            session = session_file.name[: -len(".jsonl")]
+            if session_file.name.startswith(".") or not safe_name(session):
+                scan.sessions_skipped += 1
+                warn("TRANSCRIPT_SKIPPED", f"{session_file}: the name cannot be part of a record id, skipped")
+                continue
+            if not _regular(session_file):
+                scan.add_skips({"symlink": 1})
+                warn("TRANSCRIPT_SKIPPED", f"{session_file}: not a regular file (symbolic link?), skipped")
+                continue
+            record = read_session(
+                project_dir, session_file, max_line_bytes=max_line_bytes, max_bytes=max_bytes, warn=warn
+            )
+            if record is None:
+                scan.sessions_skipped += 1
+                continue
+            skipped = record.metadata["skipped"]
+            scan.add_skips(skipped)
+            bad = {k: skipped[k] for k in ("malformed", "truncated", "oversized") if skipped.get(k)}
+            if bad:
+                listing = ", ".join(f"{n} {reason}" for reason, n in sorted(bad.items()))
+                warn("LINES_SKIPPED", f"{session_file}: skipped {listing} line(s)")
+            scan.records.append(record)
+    return scan

@@ -1,0 +1,76 @@
+"""The ``record`` extractor: a record snapshot becomes a document of one block per paragraph."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from episteme_core.errors import EpistemeError
+from episteme_core.personal.model import RECORD_CONTENT_TYPE, record_from_bytes
+
+if TYPE_CHECKING:
+    from episteme_core.document import Document
+    from episteme_core.extract.api import ExtractRequest
+
+NAME = "record"
+VERSION = "1"
+DOCUMENT_TYPE = "record"
+
+# The block kind of a paragraph, by source; other sources (a third party's) get "paragraph".
+BLOCK_KINDS = {
+    "claude": "message",
+    "honcho": "message",
+    "git": "commit_message",
+}
+
+
+def block_kind(source: str, paragraph_kind: str) -> str:
+    if paragraph_kind == "heading":
+        return "heading"
+    return BLOCK_KINDS.get(source, "paragraph")
+
+
+class RecordExtractor:
+    """Registered through ``episteme_extractors``: reads ``application/vnd.episteme.record+json``."""
+
+    name = NAME
+    version = VERSION
+    content_types = (RECORD_CONTENT_TYPE,)
+    limits: tuple[str, ...] = ()
+    help = "personal records (books, chats, commits, intent): one block per paragraph"
+
+    def extract(self, request: ExtractRequest) -> Document:
+        from episteme_core.extract.builder import DocumentBuilder
+
+        builder = DocumentBuilder(
+            request, extractor=NAME, extractor_version=VERSION, document_type=DOCUMENT_TYPE
+        )
+        try:
+            record = record_from_bytes(request.content, source=f"snapshot {request.record.id}")
+        except EpistemeError as exc:
+            builder.fail("RECORD_INVALID", exc.message)
+            return builder.build()
+        if record.id != request.record.source:
+            builder.diagnose(
+                "RECORD_ID_MISMATCH", "warning",
+                f"the record says {record.id!r} but the snapshot is of {request.record.source!r}",
+            )
+        builder.title = record.title or record.id
+        builder.attributes = {
+            "recordId": record.id,
+            "recordSource": record.source,
+            "recordTime": record.time,
+            "paragraphs": len(record.paragraphs),
+        }
+        builder.open_section(builder.title, 1)
+        for paragraph in record.paragraphs:
+            attributes = {**paragraph.attributes, "n": paragraph.n, "paragraphKind": paragraph.kind}
+            if paragraph.marked:
+                attributes["marked"] = True
+            builder.add_block(
+                block_kind(record.source, paragraph.kind),
+                paragraph.text,
+                anchor=str(paragraph.n),
+                time=paragraph.time or record.time,
+                attributes=attributes,
+            )
+        return builder.build()

@@ -1,0 +1,148 @@
+"""Running a personal source: collect records, store what changed, then bring the stages up to date.
+
+Public for plugins (git, honcho): ``run_ingest(ctx, source, collect, merge=..., pack=...)`` takes the
+writer lock once (re-entrant within one command, so ``ingest --all`` holds it for every source).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from episteme_core.personal.model import Record
+from episteme_core.personal.store import Merge, save_records
+
+if TYPE_CHECKING:
+    from episteme_core.cli.context import Context
+    from episteme_core.store.home import Home
+
+_HELD: set[int] = set()
+
+
+@contextlib.contextmanager
+def holding_lock(ctx: Context) -> Iterator[Home]:
+    """``ctx.writing()``, but a no-op when this command already holds the lock."""
+    if id(ctx) in _HELD:
+        yield ctx.home
+        return
+    with ctx.writing() as home:
+        _HELD.add(id(ctx))
+        try:
+            yield home
+        finally:
+            _HELD.discard(id(ctx))
+
+
+@attrs.define
+class Collected:
+    """What a source's scan found: the records, and what it skipped or noticed (for the report)."""
+
+    records: list[Record]
+    skipped: dict[str, int] = attrs.field(factory=dict)
+    extra: dict[str, Any] = attrs.field(factory=dict)
+
+
+def run_ingest(
+    ctx: Context,
+    source: str,
+    collect: Callable[[], Collected],
+    *,
+    merge: Merge | None = None,
+    pack: bool = True,
+) -> dict[str, Any]:
+    """Under the writer lock: collect, save what changed, then pack; the report as JSON data."""
+    with holding_lock(ctx) as home:
+        ctx.progress.update(source, 0, None, "started", "reading")
+        collected = collect()
+        ctx.progress.update(source, len(collected.records), None, "started", "storing")
+        report = save_records(home, ctx.command, collected.records, merge=merge)
+        ctx.progress.update(source, len(collected.records), len(collected.records), "completed", "stored")
+        data: dict[str, Any] = {
+            "source": source,
+            "found": len(collected.records),
+            **report.to_json(),
+            "skipped": dict(sorted(collected.skipped.items())),
+            **collected.extra,
+        }
+        if pack:
+            from episteme_core.personal.pack import pack_stages
+
+            data["pack"] = pack_stages(ctx)
+    return data
+
+
+def describe(data: dict[str, Any]) -> str:
+    """One line for people: what an ingest of one source did."""
+    text = (
+        f"{data['source']}: {data['found']} record(s), {data['captured']} captured, "
+        f"{data['unchanged']} unchanged"
+    )
+    if data.get("appendedParagraphs"):
+        text += f", {data['appendedParagraphs']} paragraph(s) appended"
+    skipped = data.get("skipped") or {}
+    if skipped:
+        text += "; skipped " + ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items()))
+    pack = data.get("pack")
+    if isinstance(pack, dict) and pack.get("summary"):
+        text += f"\n{pack['summary']}"
+    return text
+
+
+# the builtin sources ------------------------------------------------------------------------
+
+
+def ingest_books(
+    ctx: Context, directories: list[Path], *, max_bytes: int, pack: bool = True
+) -> dict[str, Any]:
+    """``episteme ingest books DIR...``."""
+    from episteme_core.personal.books import scan_books
+
+    def collect() -> Collected:
+        scan = scan_books(directories, max_bytes=max_bytes, warn=ctx.warn)
+        return Collected(scan.records, scan.skipped)
+
+    return run_ingest(ctx, "books", collect, pack=pack)
+
+
+def default_projects(home: Home) -> Path:
+    """``claude_projects`` in config.json, else ``~/.claude/projects``."""
+    from episteme_core.personal.claude import DEFAULT_PROJECTS
+
+    configured = home.config().get("claude_projects") if home.config_path.exists() else None
+    return Path(str(configured or DEFAULT_PROJECTS)).expanduser()
+
+
+def ingest_claude(
+    ctx: Context, projects: Path, *, max_line_bytes: int, max_bytes: int, pack: bool = True
+) -> dict[str, Any]:
+    """``episteme ingest claude [--projects DIR]``: grown transcripts append only what is new."""
+    from episteme_core.personal.claude import scan_projects
+    from episteme_core.personal.model import merge_grown
+
+    def collect() -> Collected:
+        scan = scan_projects(projects, max_line_bytes=max_line_bytes, max_bytes=max_bytes, warn=ctx.warn)
+        return Collected(scan.records, scan.skipped, {"sessionsSkipped": scan.sessions_skipped})
+
+    return run_ingest(ctx, "claude", collect, merge=merge_grown, pack=pack)
+
+
+def intent_path(home: Home) -> Path:
+    from episteme_core.personal.intent import FILE_NAME
+
+    return home.root / FILE_NAME
+
+
+def ingest_intent(ctx: Context, *, pack: bool = True) -> dict[str, Any]:
+    """``episteme ingest intent``: the home's ``intent.md``."""
+    from episteme_core.personal.intent import read_intent
+
+    path = intent_path(ctx.home)
+
+    def collect() -> Collected:
+        return Collected([read_intent(path)])
+
+    return run_ingest(ctx, "intent", collect, pack=pack)

@@ -1,0 +1,97 @@
+"""Intent: ``$EPISTEME_HOME/intent.md`` as the record ``intent``, one paragraph per heading."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+from episteme_core.canonical import sha256_hex
+from episteme_core.errors import EpistemeError
+from episteme_core.personal.model import Paragraph, Record, build_record, from_timestamp, parse_time
+from episteme_core.personal.text import decode_text, normalise_newlines, parse_front_matter
+
+SOURCE = "intent"
+RECORD_ID = "intent"
+FILE_NAME = "intent.md"
+MAX_BYTES = 16 * 1024 * 1024
+
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+
+
+def split_sections(text: str, first_line: int = 1) -> list[tuple[str, str | None, int]]:
+    """``(text, heading, line)`` for the text before the first heading and each heading's section."""
+    sections: list[tuple[list[str], str | None, int]] = []
+    current: list[str] = []
+    heading: str | None = None
+    start = first_line
+    in_fence = False
+    for number, line in enumerate(text.split("\n"), start=first_line):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        found = None if in_fence else _HEADING.match(line)
+        if found:
+            sections.append((current, heading, start))
+            current, heading, start = [line], found.group(2).strip(), number
+        else:
+            current.append(line)
+    sections.append((current, heading, start))
+    out = []
+    for lines, title, line_no in sections:
+        while lines and not lines[-1].strip():
+            lines.pop()
+        while lines and not lines[0].strip():
+            lines.pop(0)
+            line_no += 1
+        if lines:
+            out.append(("\n".join(lines), title, line_no))
+    return out
+
+
+def read_intent(path: Path) -> Record:
+    """The intent record; a missing or unreadable file is ``INVALID_INPUT`` naming it."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        raise EpistemeError(
+            "INVALID_INPUT", f"{path}: no intent file", details={"path": str(path)},
+            hint=f"write your intent as Markdown in {path}",
+        ) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise EpistemeError(
+            "INVALID_INPUT", f"{path}: not a regular file (symbolic links are refused)",
+            details={"path": str(path)},
+        )
+    if info.st_size > MAX_BYTES:
+        raise EpistemeError(
+            "LIMIT_EXCEEDED", f"{path}: larger than {MAX_BYTES} bytes",
+            details={"path": str(path), "limit": MAX_BYTES},
+        )
+    data = path.read_bytes()
+    decoded, encoding = decode_text(data)
+    text = normalise_newlines(decoded)
+    front, body, consumed = parse_front_matter(text)
+    time = parse_time(front["date"]) if front.get("date") else None
+    metadata: dict[str, Any] = {
+        "encoding": encoding, "bytes": len(data), "sha256": sha256_hex(data),
+        "timeFrom": "frontMatter" if time else "mtime",
+    }
+    if front:
+        metadata["frontMatter"] = front
+    if time is None:
+        time = from_timestamp(info.st_mtime)
+    paragraphs = []
+    for index, (section, heading, line) in enumerate(split_sections(body, consumed + 1), start=1):
+        attributes: dict[str, Any] = {"line": line}
+        if heading is not None:
+            attributes["heading"] = heading
+        paragraphs.append(Paragraph(n=index, text=section, time=time, kind="text", attributes=attributes))
+    title = front.get("title") or next(
+        (p.attributes["heading"] for p in paragraphs if "heading" in p.attributes), "intent"
+    )
+    return build_record(
+        id=RECORD_ID, source=SOURCE, time=time, paragraphs=paragraphs, title=title, metadata=metadata
+    )

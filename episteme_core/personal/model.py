@@ -1,0 +1,190 @@
+"""The record a personal source writes: a stable id, a time, and numbered paragraphs."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+import attrs
+
+from episteme_core.canonical import canonical_bytes, loads_strict
+from episteme_core.errors import EpistemeError
+
+RECORD_SCHEMA_VERSION = "1"
+RECORD_CONTENT_TYPE = "application/vnd.episteme.record+json"
+CONTENT_TRUST = "untrusted-source"
+MAX_ID_CHARS = 1024
+
+# Paragraph kinds kept in the record but left out of ``ask`` unless asked for.
+MARKED_KINDS = ("thinking", "tool_call", "tool_result")
+
+_ID_FORBIDDEN = re.compile(r"[\s#\x00-\x1f\x7f\\]")
+_NAME_FORBIDDEN = re.compile(r"[\s#/@\x00-\x1f\x7f\\]")
+
+
+@attrs.frozen
+class Paragraph:
+    """One citable unit of a record: its number, its exact text, its own time and attributes."""
+
+    n: int
+    text: str
+    time: str | None = None
+    kind: str = "text"
+    attributes: dict[str, Any] = attrs.field(factory=dict)
+
+    @property
+    def marked(self) -> bool:
+        return self.kind in MARKED_KINDS
+
+
+@attrs.frozen
+class Record:
+    """A book, a chat session, a commit or the intent file, as stored in a snapshot."""
+
+    id: str
+    source: str
+    time: str
+    paragraphs: list[Paragraph]
+    title: str | None = None
+    metadata: dict[str, Any] = attrs.field(factory=dict)
+    content_trust: str = CONTENT_TRUST
+    schema_version: str = RECORD_SCHEMA_VERSION
+
+    def to_bytes(self) -> bytes:
+        """The canonical bytes stored as the snapshot's content."""
+        from episteme_core.convert import unstructure
+
+        return canonical_bytes(unstructure(self))
+
+    def paragraph(self, n: int) -> Paragraph:
+        """Paragraph ``n`` (1-based) or ``INVALID_INPUT``."""
+        if 1 <= n <= len(self.paragraphs) and self.paragraphs[n - 1].n == n:
+            return self.paragraphs[n - 1]
+        for paragraph in self.paragraphs:
+            if paragraph.n == n:
+                return paragraph
+        raise EpistemeError(
+            "INVALID_INPUT",
+            f"record {self.id} has no paragraph {n} (it has {len(self.paragraphs)})",
+            details={"record": self.id, "n": n, "paragraphs": len(self.paragraphs)},
+        )
+
+
+def record_from_bytes(data: bytes, *, source: str) -> Record:
+    """Parse stored record bytes; anything but a valid record is ``INVALID_INPUT`` naming ``source``."""
+    from episteme_core.convert import structure
+
+    return structure(loads_strict(data, source=source), Record, source=source)
+
+
+def build_record(
+    *,
+    id: str,
+    source: str,
+    time: str,
+    paragraphs: list[Paragraph],
+    title: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Record:
+    """A record with its paragraphs numbered 1..N in the order given (ids checked)."""
+    check_record_id(id)
+    numbered: list[Paragraph] = []
+    for index, item in enumerate(paragraphs, start=1):
+        numbered.append(attrs.evolve(item, n=index))
+    return Record(
+        id=id, source=source, time=time, paragraphs=numbered, title=title, metadata=metadata or {}
+    )
+
+
+def check_record_id(value: str) -> str:
+    """A record id is printable, bounded, and cannot walk a path: else ``INVALID_INPUT``."""
+    problem = None
+    if not value:
+        problem = "is empty"
+    elif len(value) > MAX_ID_CHARS:
+        problem = f"is longer than {MAX_ID_CHARS} characters"
+    elif _ID_FORBIDDEN.search(value):
+        problem = "holds whitespace, '#', '\\' or a control character"
+    elif value.startswith("/") or any(part in ("..", ".") for part in re.split(r"[/:@]", value)):
+        problem = "holds a '.' or '..' segment or starts with '/'"
+    if problem:
+        raise EpistemeError(
+            "INVALID_INPUT",
+            f"record id {value[:200]!r} {problem}",
+            details={"id": value[:200]},
+        )
+    return value
+
+
+def safe_name(value: str) -> bool:
+    """True when ``value`` may be one segment of a record id (a corpus, project, session, repo)."""
+    return (
+        bool(value)
+        and len(value) <= 255
+        and value not in (".", "..")
+        and not _NAME_FORBIDDEN.search(value)
+    )
+
+
+def utc_iso(moment: datetime) -> str:
+    """ISO 8601 in UTC with a ``Z``; milliseconds only when the moment has them."""
+    moment = moment.astimezone(UTC)
+    if moment.microsecond:
+        text = moment.isoformat(timespec="milliseconds")
+    else:
+        text = moment.isoformat(timespec="seconds")
+    return text.replace("+00:00", "Z")
+
+
+def from_timestamp(seconds: float) -> str:
+    return utc_iso(datetime.fromtimestamp(seconds, UTC))
+
+
+def parse_time(text: str) -> str | None:
+    """An ISO 8601 date or date-time (``Z`` or offset; naive = UTC) as UTC ``...Z``; else None."""
+    raw = text.strip().strip("'\"")
+    if not raw:
+        return None
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", raw):
+            moment = datetime.fromisoformat(raw).replace(tzinfo=UTC)
+        else:
+            moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)
+    except ValueError:
+        return None
+    return utc_iso(moment)
+
+
+def merge_grown(old: Record | None, new: Record) -> Record:
+    """A chat record only grows: keep every stored paragraph, append those whose ``key`` is new.
+
+    Paragraphs without a key are compared by (kind, text, time). The old numbers never change.
+    """
+    if old is None:
+        return new
+
+    def key(paragraph: Paragraph) -> Any:
+        found = paragraph.attributes.get("key")
+        if found is not None:
+            return ("key", found)
+        return ("text", paragraph.kind, paragraph.text, paragraph.time)
+
+    known = {key(p) for p in old.paragraphs}
+    paragraphs = list(old.paragraphs)
+    for paragraph in new.paragraphs:
+        if key(paragraph) in known:
+            continue
+        known.add(key(paragraph))
+        paragraphs.append(attrs.evolve(paragraph, n=len(paragraphs) + 1))
+    times = [t for t in (old.time, new.time) if t]
+    return Record(
+        id=new.id,
+        source=new.source,
+        time=min(times) if times else new.time,
+        paragraphs=paragraphs,
+        title=old.title or new.title,
+        metadata=new.metadata,
+    )

@@ -1,0 +1,113 @@
+"""Decoding and paragraph splitting shared by books and intent: BOM, CRLF, legacy encodings."""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+# Bytes Windows-1252 leaves undefined; text holding them is not Windows-1252.
+_CP1252_UNDEFINED = frozenset(b"\x81\x8d\x8f\x90\x9d")
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+
+
+def _legacy_byte(byte: int) -> str:
+    if byte in _CP1252_UNDEFINED:
+        return bytes([byte]).decode("latin-1")
+    return bytes([byte]).decode("cp1252")
+
+
+def _repair(error: UnicodeError) -> tuple[str, int]:
+    assert isinstance(error, UnicodeDecodeError)
+    bad = error.object[error.start:error.end]
+    return "".join(_legacy_byte(b) for b in bad), error.end
+
+
+codecs.register_error("episteme-cp1252", _repair)
+
+
+def decode_text(data: bytes) -> tuple[str, str]:
+    """Decode ``data`` and name the encoding used.
+
+    BOMs first; then strict UTF-8; text that is not UTF-8 is read as Windows-1252 (Latin-1 for the
+    five bytes it leaves undefined). A file that mixes UTF-8 with stray Windows-1252 bytes (some
+    Project Gutenberg files do) keeps its UTF-8 and reads only the stray bytes as Windows-1252:
+    ``utf-8+windows-1252``.
+    """
+    if data.startswith(codecs.BOM_UTF8):
+        body = data[len(codecs.BOM_UTF8):]
+        text, encoding = decode_text(body)
+        return text, "utf-8-sig" if encoding == "utf-8" else encoding
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16", errors="replace"), "utf-16"
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    mixed = data.decode("utf-8", errors="episteme-cp1252")
+    pure = data.decode("cp1252", errors="episteme-cp1252")
+    # Equal unless some non-ASCII text came from valid multi-byte UTF-8 sequences: "mixed".
+    if mixed == pure:
+        return pure, "windows-1252"
+    return mixed, "utf-8+windows-1252"
+
+
+def normalise_newlines(text: str) -> str:
+    """CRLF and lone CR become LF."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def looks_binary(data: bytes) -> bool:
+    """A NUL byte in the first 8 KiB (UTF-16 with a BOM aside) marks a binary file."""
+    head = data[:8192]
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return False
+    return b"\x00" in head
+
+
+def split_paragraphs(
+    text: str, *, first_line: int = 1, markdown: bool = False
+) -> list[tuple[str, int]]:
+    """Paragraphs at blank lines, each ``(text, line number)``; Markdown fences stay whole."""
+    paragraphs: list[tuple[str, int]] = []
+    current: list[str] = []
+    start = first_line
+    in_fence = False
+    for number, line in enumerate(text.split("\n"), start=first_line):
+        if markdown and _FENCE.match(line):
+            in_fence = not in_fence
+        if not line.strip() and not in_fence:
+            if current:
+                paragraphs.append(("\n".join(current), start))
+                current = []
+            continue
+        if not current:
+            start = number
+        current.append(line)
+    if current:
+        paragraphs.append(("\n".join(current), start))
+    return paragraphs
+
+
+def parse_front_matter(text: str) -> tuple[dict[str, str], str, int]:
+    """Split ``---`` front matter (simple ``key: value`` lines) off the top of ``text``.
+
+    Returns the fields, the rest of the text, and how many lines the front matter took.
+    """
+    if not text.startswith("---\n"):
+        return {}, text, 0
+    end = text.find("\n---", 3)
+    while end != -1 and text[end + 4:end + 5] not in ("\n", ""):
+        end = text.find("\n---", end + 4)
+    if end == -1:
+        return {}, text, 0
+    block = text[4:end]
+    fields: dict[str, str] = {}
+    for line in block.split("\n"):
+        key, sep, value = line.partition(":")
+        if sep and key.strip() and not key.startswith((" ", "\t", "-", "#")):
+            fields[key.strip().lower()] = value.strip().strip("'\"")
+    rest = text[end + 4:]
+    if rest.startswith("\n"):
+        rest = rest[1:]
+    consumed = text[:end + 4].count("\n") + 1
+    return fields, rest, consumed
