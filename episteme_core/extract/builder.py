@@ -105,6 +105,29 @@ class DocumentBuilder:
     def current_section(self) -> str | None:
         return self._stack[-1].id if self._stack else None
 
+    @property
+    def current_level(self) -> int:
+        return self._stack[-1].level if self._stack else 0
+
+    def close_section(self, section_id: str) -> None:
+        """End ``section_id`` (and what nests in it): later blocks go to its parent again."""
+        if any(draft.id == section_id for draft in self._stack):
+            while self._stack:
+                if self._stack.pop().id == section_id:
+                    break
+
+    def mark_section(self, normativity: str) -> None:
+        """The open section turns out to be informative ("This section is non-normative.")."""
+        if not self._stack:
+            return
+        draft = self._stack[-1]
+        previous = draft.normativity
+        draft.normativity = normativity
+        draft.blocks = [
+            attrs.evolve(b, normativity=normativity) if b.normativity == previous else b
+            for b in draft.blocks
+        ]
+
     def _default_normativity(self) -> str:
         return "normative" if self.authority == "normative" else "informative"
 
@@ -123,6 +146,7 @@ class DocumentBuilder:
         confidence: float | None = None,
         time: str | None = None,
         attributes: dict[str, Any] | None = None,
+        anchor_is_id: bool = True,
     ) -> Block | None:
         """Add a block to the current section (a default one when none is open); empty text is skipped."""
         if not text.strip() and not rows:
@@ -132,7 +156,7 @@ class DocumentBuilder:
         section = self._stack[-1]
         if normativity is None:
             normativity = section.normativity
-        block_id = self._unique(anchor, f"{section.id}.{len(section.blocks) + 1}")
+        block_id = self._unique(anchor if anchor_is_id else None, f"{section.id}.{len(section.blocks) + 1}")
         block = Block(
             id=block_id,
             kind=kind,

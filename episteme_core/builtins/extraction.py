@@ -1,0 +1,123 @@
+"""Builtin extraction: the html, pdf, text and xml extractors, the ``generic`` family, ``extract``.
+
+Components are light wrappers: the extractor modules (and html5lib, pdfplumber, defusedxml) are
+imported only when something is extracted, so loading plugins stays cheap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from episteme_core.cli.command import Command, Outcome
+from episteme_core.extract.api import Family
+from episteme_core.hookspecs import Register, hookimpl
+
+if TYPE_CHECKING:
+    from episteme_core.cli.context import Context
+    from episteme_core.document import Document
+    from episteme_core.extract.api import ExtractRequest
+
+
+class LazyExtractor:
+    """An extractor whose implementation module is imported on first use."""
+
+    def __init__(self, name: str, target: str, version: str, content_types: tuple[str, ...],
+                 limits: tuple[str, ...], option_names: tuple[str, ...]) -> None:
+        self.name = name
+        self.version = version
+        self.content_types = content_types
+        self.limits = limits
+        self.option_names = option_names
+        self._target = target
+        self._impl: Any = None
+
+    def extract(self, request: ExtractRequest) -> Document:
+        if self._impl is None:
+            module, cls = self._target.split(":")
+            self._impl = getattr(importlib.import_module(module), cls)()
+        document: Document = self._impl.extract(request)
+        return document
+
+
+EXTRACTORS = (
+    LazyExtractor("html", "episteme_core.extract.html:HtmlExtractor", "1",
+                  ("text/html", "application/xhtml+xml"),
+                  ("scripts-not-run", "images-not-read", "styles-ignored"),
+                  ("maxBytes", "maxDepth", "timeLimitS")),
+    LazyExtractor("pdf", "episteme_core.extract.pdf:PdfExtractor", "1", ("application/pdf",),
+                  ("no-ocr", "images-not-read", "annotations-not-read"),
+                  ("maxPages", "timeLimitS", "maxBytes")),
+    LazyExtractor("text", "episteme_core.extract.text:TextExtractor", "1",
+                  ("text/plain", "text/markdown", "text/x-markdown"),
+                  ("no-layout", "markup-not-interpreted"), ("maxBytes",)),
+    LazyExtractor("xml", "episteme_core.extract.xml:XmlExtractor", "1",
+                  ("application/xml", "text/xml"),
+                  ("no-dtd", "no-external-entities", "schemas-not-applied"), ("maxBytes", "maxDepth")),
+)
+
+
+class GenericFamily(Family):
+    """The fallback family: default rules, informative authority, matches nothing by URL."""
+
+    name = "generic"
+    version = "1"
+    authority = "informative"
+    document_type = None
+
+    def matches(self, url: str) -> bool:
+        return False
+
+
+@hookimpl(trylast=True)
+def episteme_extractors(register: Register) -> None:
+    for extractor in EXTRACTORS:
+        register(extractor, kind="extractor")
+    register(GenericFamily(), kind="family")
+
+
+def _configure(parser: argparse.ArgumentParser) -> None:
+    from episteme_core.cli.parser import int_range
+
+    parser.add_argument("sources", nargs="*", metavar="SOURCE",
+                        help="sources to extract (default: every source's latest snapshot)")
+    parser.add_argument("--max-pages", type=int_range(1, 100_000), default=None, metavar="N",
+                        help="read at most N pages of a PDF (1-100000; default 2000)")
+    parser.add_argument("--time-limit", type=int_range(1, 86_400), default=None, metavar="S",
+                        help="seconds one document may take (1-86400; default 300 pdf, 120 html)")
+
+
+def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    from episteme_core.extract.run import extract_documents, summary
+
+    options: dict[str, Any] = {}
+    if args.max_pages is not None:
+        options["maxPages"] = args.max_pages
+    if args.time_limit is not None:
+        options["timeLimitS"] = args.time_limit
+
+    def progress(current: int, total: int, source: str) -> None:
+        ctx.progress.update("extract", current, total, "completed", source)
+
+    with ctx.writing() as home:
+        documents = extract_documents(home, ctx.plugins, args.sources or None, options, progress)
+    rows = [summary(d) for d in documents]
+    for row in rows:
+        for warning in row["warnings"]:
+            ctx.warn("EXTRACTION_WARNING", f"{row['source']}: {warning}", source=row["source"],
+                     snapshotId=row["snapshotId"])
+    lines = [f"{r['status']:8} {r['source']} ({r['extractor']}/{r['family']}, {r['sections']} sections, "
+             f"{r['blocks']} blocks)" for r in rows]
+    lines.append(f"{len(rows)} document(s) extracted")
+    return Outcome(data={"documents": rows}, text="\n".join(lines))
+
+
+@hookimpl
+def episteme_commands(register: Register) -> None:
+    register(Command(
+        name="extract",
+        help="turn the latest snapshots into evidence documents (offline; html, pdf, text, xml)",
+        configure=_configure,
+        run=_run,
+    ))

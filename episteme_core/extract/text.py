@@ -1,0 +1,102 @@
+"""The text extractor: paragraphs at blank lines, each with its exact span in the decoded text.
+
+Decoding: the snapshot's charset (else UTF-8); a BOM is dropped and CRLF/CR become LF before
+anything else, and every span counts characters of that normalised text. Bytes that do not decode
+are replaced (U+FFFD), with a diagnostic and status ``partial``. Families may lay out the text
+themselves (``structure_text``: the rfc family reads paginated RFCs).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+from episteme_core.document import Document
+from episteme_core.extract.api import ExtractRequest
+from episteme_core.extract.builder import DocumentBuilder
+
+_BLANK = re.compile(r"\n[ \t\f\v]*\n(?:[ \t\f\v]*\n)*")
+_ATX = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+
+
+def decode(content: bytes, charset: str | None, builder: DocumentBuilder | None = None) -> str:
+    """Bytes to normalised text (BOM dropped, CRLF/CR to LF); undecodable bytes are replaced."""
+    encoding = "utf-8"
+    if content.startswith(codecs.BOM_UTF8):
+        content = content[len(codecs.BOM_UTF8):]
+    elif content.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        encoding = "utf-16"
+    elif charset:
+        try:
+            encoding = codecs.lookup(charset).name
+        except LookupError:
+            if builder is not None:
+                builder.diagnose("UNKNOWN_CHARSET", "warning",
+                                 f'unknown charset "{charset}", decoded as UTF-8')
+    try:
+        text = content.decode(encoding)
+    except UnicodeDecodeError as exc:
+        text = content.decode(encoding, errors="replace")
+        if builder is not None:
+            builder.diagnose(
+                "INVALID_ENCODING", "error",
+                f"bytes that are not valid {encoding} (first at byte {exc.start}) were replaced "
+                "with U+FFFD",
+            )
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def paragraphs(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Spans ``[a, b)`` of the paragraphs in ``text[start:end]``, trimmed of surrounding whitespace."""
+    end = len(text) if end is None else end
+    spans = []
+    cursor = start
+    for match in _BLANK.finditer(text, start, end):
+        spans.append((cursor, match.start()))
+        cursor = match.end()
+    spans.append((cursor, end))
+    out = []
+    for a, b in spans:
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if a < b:
+            out.append((a, b))
+    return out
+
+
+class TextExtractor:
+    """The builtin ``text`` extractor (plain text and Markdown)."""
+
+    name = "text"
+    version = "1"
+    content_types = ("text/plain", "text/markdown", "text/x-markdown")
+    limits = ("no-layout", "markup-not-interpreted")
+    option_names = ("maxBytes",)
+
+    def extract(self, request: ExtractRequest) -> Document:
+        builder = DocumentBuilder(request, extractor=self.name, extractor_version=self.version,
+                                  document_type=getattr(request.family, "document_type", None) or "text",
+                                  limits=self.limits)
+        max_bytes = int(request.options.get("maxBytes", DEFAULT_MAX_BYTES))
+        if len(request.content) > max_bytes:
+            builder.fail("TOO_LARGE", f"the text is {len(request.content)} bytes, more than {max_bytes}")
+            return builder.build()
+        text = decode(request.content, request.record.charset, builder)
+        hook = getattr(request.family, "structure_text", None)
+        if hook is not None and hook(text, builder):
+            return builder.build()
+        markdown = (request.record.content_type or "").startswith(("text/markdown", "text/x-markdown"))
+        for a, b in paragraphs(text):
+            chunk = text[a:b]
+            heading = _ATX.match(chunk) if markdown and "\n" not in chunk else None
+            if heading:
+                builder.open_section(heading.group(2), len(heading.group(1)))
+                builder.add_block("heading", chunk, span=(a, b))
+            else:
+                builder.add_block("paragraph", chunk, span=(a, b))
+        return builder.build()
