@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import stat
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from episteme_core.canonical import loads_strict
+from episteme_core.canonical import canonical_bytes, loads_strict
 from episteme_core.convert import structure, unstructure
 from episteme_core.errors import EpistemeError
 from episteme_core.records import LogEntry, SnapshotIdentity, SnapshotRecord, StageEntry, StageIndex
@@ -260,13 +261,36 @@ class SnapshotWriter:
         self._new_entries: dict[str, StageEntry] = {}
         self._new_records: dict[str, SnapshotRecord] = {}
         self._pending_log: list[LogEntry] = []
+        self._created: list[Path] = []
         self.committed: StageIndex | None = None
+
+    def __enter__(self) -> SnapshotWriter:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is not None and self.committed is None:
+            self.abort()
+
+    def abort(self) -> None:
+        """Remove every blob and object this writer created: a failed run changes nothing stored."""
+        for path in reversed(self._created):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        self._created.clear()
+        self._new_entries.clear()
+        self._new_records.clear()
+        self._pending_log.clear()
 
     # blobs ------------------------------------------------------------------
 
     def put_bytes(self, data: bytes) -> str:
         """Store ``data`` as a blob (once) and return its sha256."""
-        return self.blobs.put(data)
+        path = self.blobs.path_for(hashlib.sha256(data).hexdigest())
+        existed = path.exists()
+        digest = self.blobs.put(data)
+        if not existed:
+            self._created.append(path)
+        return digest
 
     def put_file(self, path: Path | str, max_bytes: int | None = None) -> tuple[str, int]:
         """Stream a local file into the blob store without holding it in memory; (sha256, length).
@@ -278,7 +302,18 @@ class SnapshotWriter:
         digest = hashlib.sha256()
         total = 0
         try:
-            with open(path, "rb") as source, open(temp, "xb") as out:
+            try:
+                fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            except OSError as exc:
+                raise EpistemeError(
+                    "INVALID_INPUT", f"{path}: cannot open: {exc.strerror} (symlinks are not followed)",
+                    details={"path": str(path)},
+                ) from exc
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                os.close(fd)
+                raise EpistemeError("INVALID_INPUT", f"{path}: not a regular file",
+                                    details={"path": str(path)})
+            with open(fd, "rb") as source, open(temp, "xb") as out:
                 while chunk := source.read(_CHUNK):
                     total += len(chunk)
                     if max_bytes is not None and total > max_bytes:
@@ -293,22 +328,33 @@ class SnapshotWriter:
                 os.fsync(out.fileno())
             sha = digest.hexdigest()
             target = self.blobs.path_for(sha)
-            if target.exists() and self._blob_ok(sha, total):
+            if target.exists():
+                self._check_blob(sha, total)
                 return sha, total
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(temp, target)
+            self._created.append(target)
             fsync_dir(target.parent)
             return sha, total
         finally:
             with contextlib.suppress(FileNotFoundError):
                 temp.unlink()
 
-    def _blob_ok(self, sha: str, length: int) -> bool:
+    def _check_blob(self, sha: str, length: int) -> None:
+        """An existing blob must still hold its bytes; tampering is refused, never papered over."""
         path = self.blobs.path_for(sha)
-        try:
-            return file_digest(path) == (sha, length)
-        except FileNotFoundError:
+        if file_digest(path) != (sha, length):
+            raise EpistemeError(
+                "INVALID_INPUT", f"{path}: blob does not match its sha256 (tampered or corrupt)",
+                details={"path": str(path)}, hint="run episteme verify",
+            )
+
+    def has_blob(self, sha: str, length: int) -> bool:
+        """True when the blob is stored and intact (``INVALID_INPUT`` when it is stored but tampered)."""
+        if not self.blobs.path_for(sha).exists():
             return False
+        self._check_blob(sha, length)
+        return True
 
     # observations -----------------------------------------------------------
 
@@ -344,9 +390,12 @@ class SnapshotWriter:
             digest = hashlib.sha256(data).hexdigest()
             if len(data) != identity.byte_length or digest != identity.content_sha256:
                 raise EpistemeError("INTERNAL_ERROR", "observed bytes do not match their identity")
-            if not self._blob_ok(identity.content_sha256, identity.byte_length):
-                self.put_bytes(data)
-        elif not self._blob_ok(identity.content_sha256, identity.byte_length):
+        blob = self.blobs.path_for(identity.content_sha256)
+        if blob.exists():
+            self._check_blob(identity.content_sha256, identity.byte_length)
+        elif data is not None:
+            self.put_bytes(data)
+        else:
             raise EpistemeError("INTERNAL_ERROR", f"blob {identity.content_sha256} was not stored")
         snapshot_id = identity.snapshot_id
         source = identity.source
@@ -369,7 +418,13 @@ class SnapshotWriter:
                 http_status=http_status,
                 attributes=dict(attributes or {}),
             )
-            self._new_entries[snapshot_id] = self.stage.put_json(snapshot_id, unstructure(record))
+            payload = canonical_bytes(unstructure(record))
+            digest = hashlib.sha256(payload).hexdigest()
+            object_path = self.stage.dir / "objects" / digest[:2] / f"{digest}.json"
+            existed = object_path.exists()
+            self._new_entries[snapshot_id] = self.stage.put_bytes(snapshot_id, payload, suffix=".json")
+            if not existed:
+                self._created.append(object_path)
             self._new_records[snapshot_id] = record
         previous = self._states.get(source)
         cleaned = clean_options(options) if options is not None else (previous.options if previous else {})

@@ -7,6 +7,7 @@ builtins (sources, extractors, chunkers, indexers, readers) as new modules and o
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "episteme_core.builtins.kernel_commands",
     "episteme_core.builtins.ingest",
+    "episteme_core.builtins.capture",
     "episteme_core.builtins.extraction",
     "episteme_core.builtins.personal",
 )

@@ -1,0 +1,162 @@
+"""Strict parsing of manifests (``[{url, family?, authority?, extractor?}]``) and manual-ingest maps
+(``[{sourceUrl, localPath, contentType?}]``): every error names the entry index and the field."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+from typing import Any
+
+import attrs
+
+from episteme_core.canonical import loads_strict
+from episteme_core.capture.urls import UrlError, normalise_url
+from episteme_core.errors import EpistemeError
+
+AUTHORITIES = ("normative", "informative")
+EXTRACTORS = ("html", "pdf", "text", "xml")
+FAMILY_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+CONTENT_TYPE_PATTERN = re.compile(
+    r"^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+(\s*;\s*[A-Za-z0-9!#$&^_.+-]+=(\"[^\"\\]*\"|[^\s;\"]+))*$"
+)
+MANIFEST_FIELDS = ("url", "family", "authority", "extractor")
+MAP_FIELDS = ("sourceUrl", "localPath", "contentType")
+
+
+@attrs.frozen
+class ManifestEntry:
+    """One source to snapshot: the normalised URL (no fragment) and its options."""
+
+    index: int
+    url: str
+    fragment: str | None = None
+    family: str | None = None
+    authority: str | None = None
+    extractor: str | None = None
+
+    @property
+    def options(self) -> dict[str, Any]:
+        values = {"family": self.family, "authority": self.authority,
+                  "extractor": self.extractor, "fragment": self.fragment}
+        return {k: v for k, v in values.items() if v is not None}
+
+
+@attrs.frozen
+class MapEntry:
+    """One local file to ingest as the representation of ``source_url``."""
+
+    index: int
+    source_url: str
+    local_path: str
+    fragment: str | None = None
+    content_type: str | None = None
+
+
+def _fail(what: str, index: int | None, field: str | None, message: str, code: str = "INVALID_INPUT",
+          **details: Any) -> EpistemeError:
+    where = what if index is None else f"{what}[{index}]"
+    if field:
+        where += f".{field}"
+    return EpistemeError(code, f"{where}: {message}",
+                         details={"input": what, "entry": index, "field": field, **details})
+
+
+def _load_array(data: bytes, what: str, max_sources: int) -> list[Any]:
+    value = loads_strict(data, source=what)
+    if not isinstance(value, list):
+        raise _fail(what, None, None, f"must be a JSON array, not {type(value).__name__}")
+    if len(value) > max_sources:
+        raise _fail(what, max_sources, None,
+                    f"{len(value)} entries is more than --max-sources {max_sources}",
+                    code="LIMIT_EXCEEDED", entries=len(value), limit=max_sources)
+    for index, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise _fail(what, index, None, f"must be an object, not {type(item).__name__}")
+    return value
+
+
+def _string(what: str, index: int, item: dict[str, Any], field: str, required: bool) -> str | None:
+    if field not in item:
+        if required:
+            raise _fail(what, index, field, "is required")
+        return None
+    value = item[field]
+    if not isinstance(value, str):
+        raise _fail(what, index, field, f"must be a string, not {_json_type(value)}")
+    if not value:
+        raise _fail(what, index, field, "must not be empty")
+    return value
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {bool: "boolean", int: "number", float: "number", list: "array", dict: "object"}.get(
+        type(value), type(value).__name__)
+
+
+def _unknown_keys(what: str, index: int, item: dict[str, Any], allowed: tuple[str, ...]) -> None:
+    for key in sorted(item):
+        if key not in allowed:
+            raise _fail(what, index, key, f"unknown field (allowed: {', '.join(allowed)})")
+
+
+def parse_manifest(data: bytes, *, source: str = "manifest", max_sources: int = 1000) -> list[ManifestEntry]:
+    """A strict manifest: http(s) URLs without duplicates after normalisation, known options only."""
+    entries: list[ManifestEntry] = []
+    seen: dict[str, int] = {}
+    for index, item in enumerate(_load_array(data, source, max_sources)):
+        _unknown_keys(source, index, item, MANIFEST_FIELDS)
+        raw_url = _string(source, index, item, "url", True)
+        assert raw_url is not None
+        try:
+            url, fragment = normalise_url(raw_url)
+        except UrlError as exc:
+            raise _fail(source, index, "url", str(exc), value=raw_url) from None
+        if url in seen:
+            raise _fail(source, index, "url", f"duplicates entry {seen[url]} ({url})",
+                        duplicateOf=seen[url], value=raw_url)
+        seen[url] = index
+        family = _string(source, index, item, "family", False)
+        if family is not None and not FAMILY_PATTERN.match(family):
+            raise _fail(source, index, "family", f"{family!r} is not a family name ([a-z0-9][a-z0-9._-]*)")
+        authority = _string(source, index, item, "authority", False)
+        if authority is not None and authority not in AUTHORITIES:
+            raise _fail(source, index, "authority", f"{authority!r} is not one of {', '.join(AUTHORITIES)}")
+        extractor = _string(source, index, item, "extractor", False)
+        if extractor is not None and extractor not in EXTRACTORS:
+            raise _fail(source, index, "extractor", f"{extractor!r} is not one of {', '.join(EXTRACTORS)}")
+        entries.append(ManifestEntry(index, url, fragment, family, authority, extractor))
+    return entries
+
+
+def parse_map(data: bytes, *, source: str = "map", max_sources: int = 1000) -> list[MapEntry]:
+    """A strict manual-ingest map. ``localPath`` is relative (no ``..``); files are checked later."""
+    entries: list[MapEntry] = []
+    seen: dict[str, int] = {}
+    for index, item in enumerate(_load_array(data, source, max_sources)):
+        _unknown_keys(source, index, item, MAP_FIELDS)
+        raw_url = _string(source, index, item, "sourceUrl", True)
+        assert raw_url is not None
+        try:
+            url, fragment = normalise_url(raw_url)
+        except UrlError as exc:
+            raise _fail(source, index, "sourceUrl", str(exc), value=raw_url) from None
+        if url in seen:
+            raise _fail(source, index, "sourceUrl", f"duplicates entry {seen[url]} ({url})",
+                        duplicateOf=seen[url], value=raw_url)
+        seen[url] = index
+        local = _string(source, index, item, "localPath", True)
+        assert local is not None
+        if "\x00" in local:
+            raise _fail(source, index, "localPath", "contains a NUL character")
+        posix = PurePosixPath(local.replace("\\", "/"))
+        if posix.is_absolute() or ".." in posix.parts or local.startswith("~"):
+            raise _fail(source, index, "localPath",
+                        f"{local!r} must be a relative path inside the map's root (no '..', not absolute)",
+                        path=local)
+        content_type = _string(source, index, item, "contentType", False)
+        if content_type is not None and not CONTENT_TYPE_PATTERN.match(content_type.strip()):
+            raise _fail(source, index, "contentType", f"{content_type!r} is not a media type")
+        entries.append(MapEntry(index, url, posix.as_posix(), fragment, content_type))
+    return entries

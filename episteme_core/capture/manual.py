@@ -1,0 +1,126 @@
+"""``episteme manual-ingest``: local files recorded as the representation of a URL (capture kind ``file``).
+
+All-or-nothing: every map entry is checked (a regular file inside the root, within ``--max-bytes``)
+before anything is written. Files are streamed into the blob store, never held in memory.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Sequence
+from pathlib import Path, PurePosixPath
+
+from episteme_core.capture.http import parse_content_type
+from episteme_core.capture.manifest import MapEntry
+from episteme_core.capture.run import ProgressFn, RunReport, SourceResult, WarnFn, charset_warnings, finish
+from episteme_core.errors import EpistemeError
+from episteme_core.records import SnapshotIdentity
+from episteme_core.snapshots import SnapshotWriter, file_digest
+from episteme_core.store.home import Home
+
+DEFAULT_CONTENT_TYPE = "application/octet-stream"
+# A fixed table (not the system's mime.types) so a snapshot id is the same on every machine.
+CONTENT_TYPES = {
+    ".html": "text/html", ".htm": "text/html", ".xhtml": "application/xhtml+xml",
+    ".txt": "text/plain", ".text": "text/plain", ".md": "text/markdown", ".markdown": "text/markdown",
+    ".pdf": "application/pdf", ".xml": "application/xml", ".json": "application/json",
+    ".csv": "text/csv", ".rst": "text/x-rst",
+}
+_TEXT_SAMPLE = 1 << 20
+
+
+def content_type_for(entry: MapEntry) -> tuple[str, str | None]:
+    """The map's ``contentType`` (split into type and charset), else a guess from the extension."""
+    if entry.content_type:
+        media, charset = parse_content_type(entry.content_type)
+        return media or DEFAULT_CONTENT_TYPE, charset
+    return CONTENT_TYPES.get(PurePosixPath(entry.local_path).suffix.lower(), DEFAULT_CONTENT_TYPE), None
+
+
+def check_file(root: Path, entry: MapEntry, max_bytes: int, what: str = "map") -> tuple[Path, int]:
+    """The file of ``entry``: a regular file inside ``root`` within ``max_bytes``, or a named error."""
+    path = root / entry.local_path
+    where = f"{what}[{entry.index}].localPath"
+    details = {"entry": entry.index, "field": "localPath", "path": str(path)}
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        raise EpistemeError("INVALID_INPUT", f"{where}: {path}: no such file", details=details) from None
+    except OSError as exc:
+        raise EpistemeError("INVALID_INPUT", f"{where}: {path}: {exc.strerror}", details=details) from None
+    if stat.S_ISLNK(info.st_mode):
+        raise EpistemeError("INVALID_INPUT", f"{where}: {path} is a symlink (not followed)", details=details)
+    if stat.S_ISDIR(info.st_mode):
+        raise EpistemeError("INVALID_INPUT", f"{where}: {path} is a directory", details=details)
+    if not stat.S_ISREG(info.st_mode):
+        raise EpistemeError(
+            "INVALID_INPUT", f"{where}: {path} is not a regular file (device, fifo or socket)",
+            details=details,
+        )
+    real_root = root.resolve()
+    if not path.resolve().is_relative_to(real_root):
+        raise EpistemeError(
+            "INVALID_INPUT", f"{where}: {path} leaves the root {real_root} through a symlinked folder",
+            details=details,
+        )
+    if info.st_size > max_bytes:
+        raise EpistemeError(
+            "LIMIT_EXCEEDED", f"{where}: {path} is {info.st_size} bytes, more than --max-bytes {max_bytes}",
+            details={**details, "bytes": info.st_size, "limit": max_bytes},
+            hint="raise --max-bytes if this file is expected",
+        )
+    return path, info.st_size
+
+
+def manual_ingest(
+    home: Home,
+    entries: Sequence[MapEntry],
+    root: Path,
+    *,
+    max_bytes: int,
+    progress: ProgressFn | None = None,
+    warn: WarnFn | None = None,
+    command: str = "manual-ingest",
+) -> RunReport:
+    """Ingest every map entry (call inside ``with ctx.writing():``); a bad entry fails the whole run."""
+    report = progress or (lambda *a: None)
+    checked = [(entry, *check_file(root, entry, max_bytes)) for entry in entries]
+    total = len(checked)
+    results: list[SourceResult] = []
+    with SnapshotWriter(home, command) as writer:
+        for number, (entry, path, _size) in enumerate(checked, start=1):
+            report("manual-ingest", number - 1, total, "started", entry.source_url)
+            sha, length = file_digest(path, max_bytes)
+            if not writer.has_blob(sha, length):
+                stored_sha, length = writer.put_file(path, max_bytes)
+                if stored_sha != sha:
+                    raise EpistemeError(
+                        "PROCESSING_FAILED", f"{path}: changed while being read",
+                        details={"path": str(path)},
+                    )
+            media, charset = content_type_for(entry)
+            identity = SnapshotIdentity(
+                capture_kind="file", source=entry.source_url, final_url=entry.source_url,
+                content_type=media, charset=charset, byte_length=length, content_sha256=sha,
+            )
+            options = {"fragment": entry.fragment} if entry.fragment else {}
+            observation = writer.observe(
+                identity, options=options, attributes={"localPath": entry.local_path}
+            )
+            warnings: list[dict[str, str]] = []
+            if charset:
+                with open(path, "rb") as handle:
+                    sample = handle.read(_TEXT_SAMPLE)
+                warnings = charset_warnings(media, charset, sample, final=len(sample) < _TEXT_SAMPLE)
+            for item in warnings:
+                if warn is not None:
+                    warn(item["code"], f"{entry.source_url}: {item['message']}", source=entry.source_url)
+            results.append(SourceResult(
+                entry=entry.index, source=entry.source_url, status=observation.status,
+                snapshot_id=observation.record.id, previous_snapshot_id=observation.previous,
+                final_url=entry.source_url, content_type=media, charset=charset, bytes=length,
+                local_path=entry.local_path, warnings=warnings,
+            ))
+            report("manual-ingest", number, total, "completed", f"{entry.source_url}: {observation.status}")
+        return finish(writer, command, results)
