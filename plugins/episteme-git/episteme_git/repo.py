@@ -1,0 +1,249 @@
+"""Reading a repository with the real ``git`` binary: commits as records, three processes in all.
+
+``git rev-list`` lists the commits, one ``git cat-file --batch`` reads their raw objects (so the
+message bytes and the ``encoding`` header are exact), one ``git diff-tree --stdin`` lists the paths
+each changed against its first parent.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from episteme_core.errors import EpistemeError
+from episteme_core.personal.model import Paragraph, Record, build_record, from_timestamp, safe_name
+from episteme_core.personal.text import decode_text, split_paragraphs
+
+SOURCE = "git"
+_PERSON = re.compile(rb"^(?P<name>.*?) ?<(?P<email>[^>]*)> (?P<seconds>-?\d+)(?: (?P<tz>[+-]\d{4}))?$")
+_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+
+
+@attrs.frozen
+class Repo:
+    """A work tree (or bare repository) and the name its record ids use."""
+
+    path: Path
+    name: str
+
+
+def git_binary() -> str:
+    found = shutil.which("git")
+    if found is None:
+        raise EpistemeError(
+            "INVALID_USAGE", "the git binary was not found on the PATH",
+            hint="install git, or put it on the PATH",
+        )
+    return found
+
+
+def run_git(repo: Path, *args: str, stdin: bytes | None = None, check: bool = True) -> bytes:
+    """Run ``git -C repo ARGS`` and return stdout; a failure is ``INVALID_INPUT`` with git's words."""
+    env = {**os.environ, "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat"}
+    try:
+        proc = subprocess.run(
+            [git_binary(), "-C", str(repo), "--no-pager", "-c", "core.quotepath=off", *args],
+            input=stdin, capture_output=True, env=env, check=False,
+        )
+    except OSError as exc:
+        raise EpistemeError("INVALID_USAGE", f"cannot run git: {exc.strerror or exc}") from exc
+    if check and proc.returncode != 0:
+        message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise EpistemeError(
+            "INVALID_INPUT",
+            f"{repo}: git {args[0]} failed: {message[-1] if message else 'exit ' + str(proc.returncode)}",
+            details={"path": str(repo), "exitStatus": proc.returncode},
+        )
+    return proc.stdout
+
+
+def open_repo(path: Path, name: str | None = None) -> Repo:
+    """The repository at ``path``; not a folder or not a repository is ``INVALID_INPUT``."""
+    if not path.is_dir():
+        raise EpistemeError(
+            "INVALID_INPUT", f"{path}: not a folder", details={"path": str(path)}
+        )
+    probe = subprocess.run(
+        [git_binary(), "-C", str(path), "rev-parse", "--is-bare-repository", "--show-toplevel"],
+        capture_output=True, env={**os.environ, "LC_ALL": "C"}, check=False,
+    )
+    if probe.returncode != 0:
+        raise EpistemeError(
+            "INVALID_INPUT", f"{path}: not a git repository",
+            details={"path": str(path)}, hint="pass the folder of a git work tree or bare repository",
+        )
+    lines = probe.stdout.decode("utf-8", "replace").splitlines()
+    if lines and lines[0] == "true" or len(lines) < 2:
+        top = path.absolute().resolve()
+        default = top.name.removesuffix(".git")
+    else:
+        top = Path(lines[1])
+        default = top.name
+    chosen = name or default
+    if not safe_name(chosen):
+        raise EpistemeError(
+            "INVALID_INPUT", f"{chosen!r} cannot name a repository in record ids",
+            details={"name": chosen}, hint="pass --name with letters, digits, '-', '_' or '.'",
+        )
+    return Repo(top, chosen)
+
+
+def list_commits(repo: Repo, rev: str = "HEAD") -> list[str]:
+    """Commit shas reachable from ``rev``, oldest first; an empty repository has none."""
+    if rev.startswith("-"):
+        raise EpistemeError("INVALID_USAGE", f"--rev {rev!r} must not start with '-'")
+    verify = subprocess.run(
+        [git_binary(), "-C", str(repo.path), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
+        capture_output=True, check=False, env={**os.environ, "LC_ALL": "C"},
+    )
+    if verify.returncode != 0:
+        if rev == "HEAD":
+            return []  # a repository without commits yet
+        raise EpistemeError(
+            "INVALID_INPUT", f"{repo.path}: {rev!r} is not a commit", details={"rev": rev}
+        )
+    out = run_git(repo.path, "rev-list", "--reverse", "--topo-order", rev, "--")
+    return [line for line in out.decode("ascii").split("\n") if line]
+
+
+def read_objects(repo: Repo, shas: list[str]) -> dict[str, bytes]:
+    """Raw commit objects, by sha, from one ``git cat-file --batch``."""
+    if not shas:
+        return {}
+    out = run_git(repo.path, "cat-file", "--batch", stdin=("\n".join(shas) + "\n").encode("ascii"))
+    objects: dict[str, bytes] = {}
+    position = 0
+    while position < len(out):
+        header_end = out.index(b"\n", position)
+        header = out[position:header_end].decode("ascii", "replace").split(" ")
+        if len(header) != 3:
+            raise EpistemeError("PROCESSING_FAILED", f"{repo.path}: unexpected git cat-file output")
+        size = int(header[2])
+        start = header_end + 1
+        objects[header[0]] = out[start:start + size]
+        position = start + size + 1
+    return objects
+
+
+def changed_paths(repo: Repo, shas: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """Per commit, the paths it changed against its first parent (with added/deleted line counts)."""
+    if not shas:
+        return {}
+    out = run_git(
+        repo.path, "diff-tree", "--stdin", "-r", "-z", "--numstat", "--no-renames", "--root", "-m",
+        stdin=("\n".join(shas) + "\n").encode("ascii"),
+    )
+    changes: dict[str, list[dict[str, Any]]] = {}
+    current: str | None = None
+    done: set[str] = set()
+    for token in out.split(b"\0"):
+        if not token:
+            continue
+        text = token.decode("utf-8", "surrogateescape")
+        if "\t" not in text:
+            sha = text.strip()
+            # a merge repeats its sha once per parent: keep only the first (first parent)
+            current = None if sha in done else sha
+            done.add(sha)
+            if current is not None:
+                changes[current] = []
+            continue
+        if current is None:
+            continue
+        added, deleted, path = text.split("\t", 2)
+        changes[current].append({
+            "path": path.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
+            "added": int(added) if added.isdigit() else None,
+            "deleted": int(deleted) if deleted.isdigit() else None,
+        })
+    return changes
+
+
+def _person(value: bytes) -> dict[str, Any]:
+    match = _PERSON.match(value)
+    if match is None:
+        return {"name": value.decode("utf-8", "replace"), "time": None}
+    return {
+        "name": match.group("name").decode("utf-8", "replace"),
+        "email": match.group("email").decode("utf-8", "replace"),
+        "time": from_timestamp(int(match.group("seconds"))),
+        "timezone": (match.group("tz") or b"+0000").decode("ascii"),
+    }
+
+
+def _decode_message(raw: bytes, declared: str | None) -> tuple[str, str]:
+    if declared:
+        try:
+            codecs.lookup(declared)
+            return raw.decode(declared), declared.lower()
+        except (LookupError, UnicodeDecodeError):
+            pass
+    return decode_text(raw)
+
+
+def parse_commit(repo: Repo, sha: str, raw: bytes, changes: list[dict[str, Any]], *, stat: bool) -> Record:
+    """One raw commit object as the record ``git:<repo>@<sha>``."""
+    head, _, message = raw.partition(b"\n\n")
+    headers: list[tuple[str, bytes]] = []
+    for line in head.split(b"\n"):
+        if line.startswith(b" ") and headers:
+            continue  # continuation of a multi-line header (gpgsig, mergetag)
+        key, _, value = line.partition(b" ")
+        headers.append((key.decode("ascii", "replace"), value))
+    parents = [v.decode("ascii") for k, v in headers if k == "parent"]
+    author = _person(next((v for k, v in headers if k == "author"), b""))
+    committer = _person(next((v for k, v in headers if k == "committer"), b""))
+    declared = next((v.decode("ascii", "replace") for k, v in headers if k == "encoding"), None)
+    text, encoding = _decode_message(message, declared)
+    text = text.replace("\r\n", "\n").strip("\n")
+    time = author["time"] or committer["time"] or from_timestamp(0)
+    paragraphs: list[Paragraph] = []
+    for index, (piece, _line) in enumerate(split_paragraphs(text)):
+        paragraphs.append(Paragraph(
+            n=0, text=piece, time=time, kind="subject" if index == 0 else "body",
+            attributes={"author": author["name"]},
+        ))
+    if stat and changes:
+        lines = [
+            f"{c['path']} | "
+            + ("binary" if c["added"] is None else f"+{c['added']} -{c['deleted']}")
+            for c in changes
+        ]
+        paragraphs.append(Paragraph(n=0, text="\n".join(lines), time=time, kind="diff_stat"))
+    metadata: dict[str, Any] = {
+        "repo": repo.name,
+        "sha": sha,
+        "parents": parents,
+        "merge": len(parents) > 1,
+        "author": author,
+        "committer": committer,
+        "committerTime": committer["time"],
+        "messageEncoding": encoding,
+        "emptyMessage": not text.strip(),
+        "changedPaths": [c["path"] for c in changes],
+        "diffStat": changes,
+    }
+    subject = paragraphs[0].text.split("\n", 1)[0] if paragraphs and paragraphs[0].kind == "subject" else None
+    return build_record(
+        id=f"git:{repo.name}@{sha}", source=SOURCE, time=time, paragraphs=paragraphs,
+        title=subject, metadata=metadata,
+    )
+
+
+def read_commits(repo: Repo, shas: list[str], *, stat: bool = False) -> list[Record]:
+    """Records for ``shas`` (in that order)."""
+    objects = read_objects(repo, shas)
+    changes = changed_paths(repo, shas)
+    records = []
+    for sha in shas:
+        if not _SHA.match(sha) or sha not in objects:
+            raise EpistemeError("PROCESSING_FAILED", f"{repo.path}: git did not return commit {sha}")
+        records.append(parse_commit(repo, sha, objects[sha], changes.get(sha, []), stat=stat))
+    return records

@@ -1,0 +1,12 @@
+"""The plugin module named by the entry point: registers the ``honcho`` source."""
+
+from __future__ import annotations
+
+from episteme_core.hookspecs import Register, hookimpl
+
+
+@hookimpl
+def episteme_sources(register: Register) -> None:
+    from episteme_honcho.source import HonchoSource
+
+    register(HonchoSource())

@@ -1,0 +1,178 @@
+"""The ``honcho`` source: every session of the chosen workspaces as a chat record."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import TYPE_CHECKING, Any
+
+from episteme_core.cli.command import Outcome
+from episteme_core.errors import EpistemeError
+
+if TYPE_CHECKING:
+    from episteme_core.cli.context import Context
+    from episteme_core.personal.model import Record
+    from episteme_honcho.client import HonchoClient
+
+SOURCE = "honcho"
+BASE_VAR = "HONCHO_BASE_URL"
+KEY_VAR = "HONCHO_API_KEY"
+WORKSPACE_VAR = "HONCHO_WORKSPACE_ID"
+
+
+def settings_from_env() -> tuple[str, str]:
+    """``(base URL, API key)``; a missing variable is ``INVALID_USAGE`` naming it (never its value)."""
+    missing = [name for name in (BASE_VAR, KEY_VAR) if not os.environ.get(name)]
+    if missing:
+        raise EpistemeError(
+            "INVALID_USAGE",
+            f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set",
+            details={"missing": missing},
+            hint=f"export {BASE_VAR}=http://localhost:8000 and {KEY_VAR}=<your key>",
+        )
+    return os.environ[BASE_VAR], os.environ[KEY_VAR]
+
+
+def session_record(workspace: str, session: dict[str, Any], messages: list[dict[str, Any]],
+                   skipped: dict[str, int]) -> Record | None:
+    """The record of one session; messages without id, content, peer or time are counted, not kept."""
+    from episteme_core.personal.model import Paragraph, build_record, parse_time
+
+    paragraphs = []
+    for message in messages:
+        content, peer, key = message.get("content"), message.get("peer_id"), message.get("id")
+        created = parse_time(message["created_at"]) if isinstance(message.get("created_at"), str) else None
+        if not (isinstance(content, str) and isinstance(peer, str) and isinstance(key, str) and created):
+            skipped["malformedMessage"] = skipped.get("malformedMessage", 0) + 1
+            continue
+        if not content.strip():
+            skipped["emptyMessage"] = skipped.get("emptyMessage", 0) + 1
+            continue
+        paragraphs.append(Paragraph(
+            n=0, text=content, time=created, kind="text",
+            attributes={"peer": peer, "role": peer, "key": key},
+        ))
+    if not paragraphs:
+        return None
+    session_id = str(session["id"])
+    meta = session.get("metadata") if isinstance(session.get("metadata"), dict) else {}
+    title = next((str(meta[k]) for k in ("title", "name") if isinstance(meta.get(k), str)), session_id)
+    metadata = {
+        "workspace": workspace,
+        "session": session_id,
+        "isActive": session.get("is_active"),
+        "createdAt": session.get("created_at"),
+        "sessionMetadata": meta,
+        "peers": sorted({str(p.attributes["peer"]) for p in paragraphs}),
+    }
+    return build_record(
+        id=f"chat:honcho/{workspace}/{session_id}", source=SOURCE, time=paragraphs[0].time or "",
+        paragraphs=paragraphs, title=title, metadata=metadata,
+    )
+
+
+def fetch_records(
+    client: HonchoClient, workspaces: list[str], warn: Any
+) -> tuple[list[Record], dict[str, Any]]:
+    """Everything first (so a failure stores nothing), then the records."""
+    from episteme_core.personal.model import safe_name
+
+    records: list[Record] = []
+    skipped: dict[str, int] = {}
+    chosen = workspaces or client.workspaces()
+    sessions_seen = 0
+    for workspace in chosen:
+        if not safe_name(workspace):
+            skipped["badWorkspaceId"] = skipped.get("badWorkspaceId", 0) + 1
+            warn("HONCHO_SKIPPED", f"workspace id {workspace[:80]!r} cannot be part of a record id, skipped")
+            continue
+        for session in client.sessions(workspace):
+            session_id = session.get("id")
+            if not isinstance(session_id, str) or not safe_name(session_id):
+                skipped["badSessionId"] = skipped.get("badSessionId", 0) + 1
+                warn("HONCHO_SKIPPED", f"a session of {workspace} has an id that cannot be part of a "
+                     "record id, skipped")
+                continue
+            sessions_seen += 1
+            record = session_record(workspace, session, client.messages(workspace, session_id), skipped)
+            if record is None:
+                skipped["emptySession"] = skipped.get("emptySession", 0) + 1
+                continue
+            records.append(record)
+    return records, {"skipped": skipped, "workspaces": len(chosen), "sessions": sessions_seen}
+
+
+def ingest_honcho(
+    ctx: Context, *, workspaces: list[str], page_size: int = 100, timeout_s: float = 30.0,
+    retries: int = 2, max_pages: int = 10_000, pack: bool = True,
+) -> dict[str, Any]:
+    """``episteme ingest honcho``: grown sessions append only their new messages."""
+    from episteme_core.personal.ingest import Collected, run_ingest
+    from episteme_core.personal.model import merge_grown
+    from episteme_honcho.client import HonchoClient
+
+    base, key = settings_from_env()
+    client = HonchoClient(base, key, timeout_s=timeout_s, retries=retries, page_size=page_size,
+                          max_pages=max_pages)
+    redact = client.redact
+
+    def warn(code: str, message: str) -> None:
+        ctx.warn(code, redact(message))
+
+    def collect() -> Collected:
+        with client:
+            records, info = fetch_records(client, workspaces, warn)
+        return Collected(records, info.pop("skipped"), info)
+
+    try:
+        return run_ingest(ctx, SOURCE, collect, merge=merge_grown, pack=pack)
+    except EpistemeError as exc:
+        # belt and braces: nothing the run raises may carry the key
+        exc.message = redact(exc.message)
+        exc.args = (exc.message,)
+        if exc.hint:
+            exc.hint = redact(exc.hint)
+        raise
+
+
+class HonchoSource:
+    name = SOURCE
+    help = "Honcho v3 sessions ($HONCHO_BASE_URL, $HONCHO_API_KEY): one record per session"
+    description = (
+        "Ingest every session of the Honcho workspaces (all, --workspace, or $HONCHO_WORKSPACE_ID)\n"
+        "over the v3 API with $HONCHO_BASE_URL and the Bearer key $HONCHO_API_KEY: one record\n"
+        "chat:honcho/<workspace>/<session>, a paragraph per message with its time and peer.\n"
+        "The key is never printed, logged or stored."
+    )
+
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        from episteme_core.cli.parser import add_int_option
+
+        parser.add_argument("--workspace", action="append", default=None, metavar="ID",
+                            help=f"a workspace id (repeatable; default ${WORKSPACE_VAR}, else all)")
+        add_int_option(parser, "--page-size", default=100, low=1, high=100, help="items per page")
+        add_int_option(parser, "--timeout", default=30, low=1, high=600,
+                       help="seconds to wait for each answer")
+        add_int_option(parser, "--retries", default=2, low=0, high=10,
+                       help="retries after a 5xx, 408, 429 or transport error")
+        add_int_option(parser, "--max-pages", default=10_000, low=1, high=1_000_000,
+                       help="refuse a listing longer than this many pages")
+        parser.add_argument("--no-pack", dest="pack", action="store_false",
+                            help="only store the records; run 'episteme ingest' later to index them")
+
+    def ingest(self, args: argparse.Namespace, ctx: Context) -> Outcome:
+        from episteme_core.personal.sources import outcome
+
+        workspaces = args.workspace or ([os.environ[WORKSPACE_VAR]] if os.environ.get(WORKSPACE_VAR) else [])
+        return outcome(ingest_honcho(
+            ctx, workspaces=workspaces, page_size=args.page_size, timeout_s=args.timeout,
+            retries=args.retries, max_pages=args.max_pages, pack=args.pack,
+        ))
+
+    def ingest_all(self, ctx: Context) -> Outcome | None:
+        from episteme_core.personal.sources import outcome
+
+        if not os.environ.get(BASE_VAR):
+            return None
+        workspaces = [os.environ[WORKSPACE_VAR]] if os.environ.get(WORKSPACE_VAR) else []
+        return outcome(ingest_honcho(ctx, workspaces=workspaces, pack=False))
