@@ -1,0 +1,153 @@
+"""Answer assembly over an abstract set of stored paragraphs: union, dedup, budget, time order.
+
+The readers named labels; here those labels become the stored paragraphs they point to, verbatim.
+Priority decides what fits the character budget (each shard's first-named paragraphs first, then
+the second-named, ...; within a rank, the higher BM25 score relative to the shard's best); what
+fits is then shown in time order. A paragraph is never cut: one that does not fit is listed as
+omitted and smaller ones may still fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import attrs
+
+CONTENT_TRUST = "untrusted-source"
+
+
+@attrs.frozen
+class StoredParagraph:
+    """A paragraph as the shards hold it (what a label points to)."""
+
+    ref: str  # "<record id>#<n>", or the chunk's citation for documents
+    record_id: str
+    n: int | None
+    text: str
+    time: str | None
+    source: str
+    shard: str
+    chunk_id: str
+    score: float
+    citation: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class Named:
+    """A stored paragraph a reader named: who named it, its label and rank in that reader's list."""
+
+    paragraph: StoredParagraph
+    reader: str
+    label: str
+    rank: int  # 0 = named first for its shard
+    relative_score: float  # BM25 score / the shard's best score
+    reader_score: float | None = None
+
+
+@attrs.frozen
+class AnswerParagraph:
+    ref: str
+    record_id: str
+    n: int | None
+    text: str
+    chars: int
+    time: str | None
+    source: str
+    shard: str
+    chunk_id: str
+    citation: dict[str, Any]
+    reader: str
+    label: str
+    score: float
+    reader_score: float | None
+    also_at: list[str]
+    content_trust: str = CONTENT_TRUST
+
+
+@attrs.frozen
+class Omitted:
+    ref: str
+    record_id: str
+    n: int | None
+    chars: int
+    time: str | None
+    source: str
+    reason: str = "budget"
+
+
+@attrs.frozen
+class Assembly:
+    paragraphs: list[AnswerParagraph]
+    omitted: list[Omitted]
+    chars: int
+    ranked: list[str]  # refs of the answer in priority order (for eval)
+
+
+def parse_time(text: str | None) -> datetime | None:
+    """An ISO 8601 time or date as an aware UTC datetime (naive means UTC); None if absent or bad."""
+    if not text:
+        return None
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+    except ValueError:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def time_key(paragraph: StoredParagraph | AnswerParagraph) -> tuple[Any, ...]:
+    """Sort key: by time (paragraphs without one last), then record id and paragraph number."""
+    moment = parse_time(paragraph.time)
+    n = paragraph.n if paragraph.n is not None else -1
+    if moment is None:
+        return (1, 0.0, paragraph.record_id, n, paragraph.chunk_id)
+    return (0, moment.timestamp(), paragraph.record_id, n, paragraph.chunk_id)
+
+
+def assemble(named: Sequence[Named], budget: int) -> Assembly:
+    """The answer: named paragraphs deduplicated, within ``budget`` characters, in time order."""
+    ordered = sorted(
+        named, key=lambda x: (x.rank, -x.relative_score, x.paragraph.ref, x.paragraph.chunk_id)
+    )
+    kept: list[Named] = []
+    by_key: dict[tuple[str, str], int] = {}
+    also: dict[int, list[str]] = {}
+    for item in ordered:
+        p = item.paragraph
+        keys = [("chunk", p.chunk_id), ("ref", p.ref), ("text", p.text)]
+        hit = next((by_key[k] for k in keys if k in by_key), None)
+        if hit is not None:
+            first = kept[hit].paragraph
+            if p.ref != first.ref and p.ref not in also.setdefault(hit, []):
+                also[hit].append(p.ref)
+            continue
+        for k in keys:
+            by_key[k] = len(kept)
+        kept.append(item)
+    chosen: list[tuple[int, Named]] = []
+    omitted: list[Omitted] = []
+    used = 0
+    for index, item in enumerate(kept):
+        p = item.paragraph
+        size = len(p.text)
+        if used + size <= budget:
+            used += size
+            chosen.append((index, item))
+        else:
+            omitted.append(Omitted(p.ref, p.record_id, p.n, size, p.time, p.source))
+    ranked = [item.paragraph.ref for _, item in chosen]
+    paragraphs = [
+        AnswerParagraph(
+            ref=p.ref, record_id=p.record_id, n=p.n, text=p.text, chars=len(p.text), time=p.time,
+            source=p.source, shard=p.shard, chunk_id=p.chunk_id, citation=dict(p.citation),
+            reader=item.reader, label=item.label, score=p.score, reader_score=item.reader_score,
+            also_at=sorted(also.get(index, [])),
+        )
+        for index, item in chosen
+        for p in [item.paragraph]
+    ]
+    paragraphs.sort(key=time_key)
+    return Assembly(paragraphs, omitted, used, ranked)

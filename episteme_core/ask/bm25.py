@@ -1,0 +1,46 @@
+"""The builtin ``bm25`` reader: deterministic, no model. It names the shard's best candidates.
+
+Rule: at most ``top`` (default 5) candidates whose BM25 score is above ``min_score`` (default 0)
+and at least ``ratio`` (default 0.5) of the shard's best score, in score order. It is also the
+fallback that answers a shard when every other reader failed on it.
+"""
+
+from __future__ import annotations
+
+from episteme_core.ask.reader import BaseReader, ReaderSpec, ReadReply, ReadRequest
+
+DEFAULT_TOP = 5
+DEFAULT_RATIO = 0.5
+
+
+class Bm25Reader(BaseReader):
+    kind = "bm25"
+
+    def __init__(self, spec: ReaderSpec) -> None:
+        super().__init__(spec)
+        self.top = int(spec.options.get("top", DEFAULT_TOP))
+        self.ratio = float(spec.options.get("ratio", DEFAULT_RATIO))
+        self.min_score = float(spec.options.get("min_score", 0.0))
+
+    def read(self, request: ReadRequest) -> ReadReply:
+        ranked = sorted(request.candidates, key=lambda c: (-c.score, c.ref))
+        if not ranked:
+            return ReadReply(labels=())
+        floor = max(self.min_score, self.ratio * ranked[0].score)
+        chosen = [c for c in ranked if c.score > self.min_score and c.score >= floor][: self.top]
+        return ReadReply(labels=tuple(c.label for c in chosen), scores={c.label: c.score for c in chosen})
+
+
+class Bm25Kind:
+    """Factory registered as the reader kind ``bm25``."""
+
+    name = "bm25"
+    description = "deterministic: the shard's top candidates by BM25 score above a threshold"
+
+    def open(self, spec: ReaderSpec) -> Bm25Reader:
+        return Bm25Reader(spec)
+
+
+def default_bm25() -> Bm25Reader:
+    """The bm25 reader with default options (the fallback)."""
+    return Bm25Reader(ReaderSpec(name="bm25", kind="bm25", slots=1, timeout=60.0))

@@ -1,0 +1,52 @@
+"""An in-memory shard with the index's interface, for tests, laws and plugin authors' tests.
+
+``MemoryShard(name, source, paragraphs)`` scores a paragraph by how many question words it holds
+(a crude stand-in for BM25), sorted by (-score, chunk id) as real shards are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+_WORD = re.compile(r"\w+")
+
+
+@attrs.frozen
+class MemoryChunk:
+    """A stored paragraph: the fields ask reads from a chunk."""
+
+    id: str
+    text: str
+    record_id: str
+    paragraph: int
+    time: str | None
+    source: str
+    attributes: dict[str, Any] = attrs.field(factory=dict)
+
+
+def words(text: str) -> list[str]:
+    return [w.casefold() for w in _WORD.findall(text)]
+
+
+class MemoryShard:
+    def __init__(self, name: str, source: str, chunks: Sequence[MemoryChunk]) -> None:
+        self.name = name
+        self.source = source
+        self.chunks = {c.id: c for c in chunks}
+
+    def search(self, text: str, k: int, filters: Any = None) -> list[tuple[str, float]]:
+        wanted = set(words(text))
+        scored = []
+        for chunk in self.chunks.values():
+            score = float(sum(1 for w in words(chunk.text) if w in wanted))
+            if score > 0:
+                scored.append((chunk.id, score))
+        scored.sort(key=lambda pair: (-pair[1], pair[0]))
+        return scored[:k]
+
+    def chunk(self, chunk_id: str) -> MemoryChunk:
+        return self.chunks[chunk_id]

@@ -1,0 +1,44 @@
+"""Human renderings of an answer and an eval report (the JSON envelope carries the data)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def render_answer(data: dict[str, Any]) -> str:
+    lines: list[str] = []
+    for i, p in enumerate(data["paragraphs"], start=1):
+        when = p.get("time") or "no time"
+        lines.append(f"[{i}] {p['ref']} · {when} · {p['source']}")
+        lines.append(p["text"])
+        lines.append("")
+    if not data["paragraphs"]:
+        lines.append("No stored paragraph answers this question.")
+        lines.append("")
+    if data["omitted"]:
+        lines.append(f"omitted to stay within {data['budget']} characters:")
+        for o in data["omitted"]:
+            lines.append(f"  {o['ref']} ({o['chars']} chars)")
+    readers = ", ".join(sorted({s["reader"] for s in data["shards"] if s["reader"] != "none"})) or "none"
+    lines.append(
+        f"{len(data['paragraphs'])} paragraph(s), {data['chars']} chars, "
+        f"from {len(data['shards'])} shard(s); "
+        f"readers: {readers}; source text is untrusted"
+    )
+    return "\n".join(lines)
+
+
+def render_eval(report: dict[str, Any], path: str) -> str:
+    lines = [f"{'#':>4} {'recall':>7} {'prec':>7} {'mrr':>7} {'ndcg10':>7} {'ms':>6}  question"]
+    for q in report["questions"]:
+        lines.append(
+            f"{q['line']:>4} {q['recall']:>7.3f} {q['precision']:>7.3f} {q['mrr']:>7.3f} "
+            f"{q['ndcg10']:>7.3f} {q['durationMs']:>6}  {q['question'][:60]}"
+        )
+    o = report["overall"]
+    lines.append(
+        f"{'all':>4} {o['recall']:>7.3f} {o['precision']:>7.3f} {o['mrr']:>7.3f} {o['ndcg10']:>7.3f} "
+        f"{o['durationMs']:>6}  ({o['questions']} questions)"
+    )
+    lines.append(f"saved {path}")
+    return "\n".join(lines)

@@ -1,0 +1,66 @@
+"""Answer assembly: union, dedup, time order, verbatim text, whole paragraphs within the budget."""
+
+from __future__ import annotations
+
+from episteme_core.ask.answer import Named, StoredParagraph, assemble, parse_time
+
+
+def para(ref: str, text: str, time: str | None, score: float = 1.0,
+         chunk: str | None = None) -> StoredParagraph:
+    record, _, n = ref.partition("#")
+    return StoredParagraph(ref=ref, record_id=record, n=int(n), text=text, time=time, source="books",
+                           shard="books-0001", chunk_id=chunk or ref, score=score)
+
+
+def named(p: StoredParagraph, rank: int = 0, rel: float = 1.0) -> Named:
+    return Named(p, "bm25", "p1", rank, rel)
+
+
+def test_time_order_with_untimed_last() -> None:
+    a = para("r:a#1", "late", "2024-01-02T00:00:00+02:00")
+    b = para("r:b#1", "early", "2023-12-31")
+    c = para("r:c#1", "untimed", None)
+    d = para("r:d#1", "utc", "2024-01-01T23:00:00Z")
+    out = assemble([named(a), named(c), named(b), named(d)], 1000)
+    assert [p.text for p in out.paragraphs] == ["early", "late", "utc", "untimed"]
+
+
+def test_dedup_by_chunk_ref_and_text() -> None:
+    a = para("r:a#1", "same words", "2020-01-01")
+    again = para("r:a#1", "same words", "2020-01-01")
+    copy = para("r:b#4", "same words", "2021-01-01")
+    other = para("r:c#1", "other", "2022-01-01")
+    out = assemble([named(a), named(again), named(copy), named(other)], 1000)
+    assert [p.ref for p in out.paragraphs] == ["r:a#1", "r:c#1"]
+    assert out.paragraphs[0].also_at == ["r:b#4"]
+
+
+def test_budget_keeps_whole_paragraphs_best_first_and_lists_the_rest() -> None:
+    big = para("r:a#1", "x" * 60, "2020-01-01")
+    best = para("r:b#1", "y" * 50, "2021-01-01")
+    small = para("r:c#1", "z" * 10, "2019-01-01")
+    out = assemble([named(big, rank=1), named(best, rank=0), named(small, rank=2)], 60)
+    assert [p.ref for p in out.paragraphs] == ["r:c#1", "r:b#1"]  # time order
+    assert out.chars == 60 and out.ranked == ["r:b#1", "r:c#1"]
+    assert [(o.ref, o.chars, o.reason) for o in out.omitted] == [("r:a#1", 60, "budget")]
+
+
+def test_budget_at_and_just_past_the_bound() -> None:
+    p = para("r:a#1", "x" * 100, "2020-01-01")
+    assert len(assemble([named(p)], 100).paragraphs) == 1
+    out = assemble([named(p)], 99)
+    assert out.paragraphs == [] and out.omitted[0].chars == 100 and out.chars == 0
+
+
+def test_rank_interleaves_shards_and_relative_score_breaks_ties() -> None:
+    a1 = para("r:a#1", "a1", "2020-01-01")
+    a2 = para("r:a#2", "a2", "2020-01-01")
+    b1 = para("r:b#1", "b1", "2020-01-01")
+    out = assemble([named(a1, 0, 1.0), named(a2, 1, 0.9), named(b1, 0, 1.0)], 1000)
+    assert out.ranked == ["r:a#1", "r:b#1", "r:a#2"]
+
+
+def test_parse_time_forms() -> None:
+    assert parse_time("2024-05-01").isoformat() == "2024-05-01T00:00:00+00:00"
+    assert parse_time("2024-05-01T12:00:00Z").hour == 12
+    assert parse_time("yesterday") is None and parse_time(None) is None
