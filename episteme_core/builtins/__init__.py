@@ -10,4 +10,5 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "episteme_core.builtins.capture",
     "episteme_core.builtins.extraction",
     "episteme_core.builtins.personal",
+    "episteme_core.builtins.ask",
 )
