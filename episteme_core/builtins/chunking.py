@@ -1,0 +1,93 @@
+"""Builtin chunkers (``window``, ``paragraph``) and the ``episteme chunk`` command."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from episteme_core.cli.command import Command, Outcome
+from episteme_core.hookspecs import Register, hookimpl
+
+if TYPE_CHECKING:
+    from episteme_core.cli.context import Context
+
+DEFAULT_MAX_CHARS = 6000
+DEFAULT_OVERLAP_CHARS = 400
+
+
+def add_chunk_options(parser: argparse.ArgumentParser) -> None:
+    """``--max-chars`` and ``--overlap-chars`` (shared with ``pipeline``)."""
+    from episteme_core.cli.parser import add_int_option
+
+    add_int_option(parser, "--max-chars", default=DEFAULT_MAX_CHARS, low=256, high=100_000,
+                   help="longest chunk in characters")
+    add_int_option(parser, "--overlap-chars", default=DEFAULT_OVERLAP_CHARS, low=0, high=10_000,
+                   help="characters a window repeats from the one before when it cuts a block; "
+                        "less than --max-chars")
+
+
+def stage_override(ctx: Context, stage: str, value: str | None) -> None:
+    if value:
+        ctx.home.stage_overrides[stage] = Path(value).expanduser().absolute()
+
+
+def chunkers(ctx: Context) -> list[Any]:
+    return ctx.plugins.all("chunker")
+
+
+def run_chunk(ctx: Context, max_chars: int, overlap_chars: int) -> Any:
+    """Chunk under the writer lock with progress; returns the ``ChunkReport``."""
+    from episteme_core.chunking import check_options, chunk_home
+
+    check_options(max_chars, overlap_chars)
+
+    def progress(current: int, total: int, key: str) -> None:
+        ctx.progress.update("chunk", current, total, "completed" if current == total else "started", key)
+
+    with ctx.writing():
+        return chunk_home(ctx.home, chunkers(ctx), max_chars=max_chars, overlap_chars=overlap_chars,
+                          progress=progress)
+
+
+def _configure(parser: argparse.ArgumentParser) -> None:
+    add_chunk_options(parser)
+    parser.add_argument("--documents", metavar="DIR", help="read documents from DIR (default HOME/documents)")
+    parser.add_argument("--chunks", metavar="DIR", help="write chunks to DIR (default HOME/chunks)")
+
+
+def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    from episteme_core.convert import unstructure
+
+    stage_override(ctx, "documents", args.documents)
+    stage_override(ctx, "chunks", args.chunks)
+    report = run_chunk(ctx, args.max_chars, args.overlap_chars)
+    text = (
+        f"Created {report.chunks} chunk(s) from {report.documents} document(s) "
+        f"({report.chunked} chunked, {report.reused} unchanged, {report.removed} removed).\n"
+        f"Next: episteme index"
+    )
+    return Outcome(data=unstructure(report), text=text)
+
+
+@hookimpl
+def episteme_chunkers(register: Register) -> None:
+    from episteme_core.chunking.paragraph import ParagraphChunker
+    from episteme_core.chunking.window import WindowChunker
+
+    register(WindowChunker())
+    register(ParagraphChunker())
+
+
+@hookimpl
+def episteme_commands(register: Register) -> None:
+    register(Command(
+        name="chunk",
+        help="cut committed documents into bounded, overlapping, cited chunks",
+        description=(
+            "Cut every committed document into chunks: windows of at most --max-chars within a "
+            "section (records: one chunk per paragraph). Unchanged documents are reused."
+        ),
+        configure=_configure,
+        run=_run,
+    ))

@@ -1,0 +1,182 @@
+"""The retrieval commands: ``query`` (cited evidence), ``diff`` (two corpora), ``pipeline`` (all stages)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from episteme_core.cli.command import Command, Outcome
+from episteme_core.errors import EpistemeError
+from episteme_core.hookspecs import Register, hookimpl
+
+if TYPE_CHECKING:
+    from episteme_core.cli.context import Context
+
+MIB = 1024 * 1024
+
+
+# query ----------------------------------------------------------------------------------------
+
+
+def _configure_query(parser: argparse.ArgumentParser) -> None:
+    from episteme_core.cli.parser import add_int_option
+
+    parser.add_argument("--term", metavar="TEXT", help="the words to look for (required)")
+    parser.add_argument("--family", help="only documents of this family (w3c, whatwg, rfc, generic, ...)")
+    parser.add_argument("--authority", choices=("normative", "informative"), help="only this authority")
+    parser.add_argument("--document-type", metavar="TYPE",
+                        help="only this document type (spec, rfc, pdf, ...)")
+    parser.add_argument("--normativity", choices=("normative", "informative", "example", "unknown"),
+                        help="only chunks of this normativity")
+    parser.add_argument("--source", action="append", metavar="SOURCE",
+                        help="only shards of this source (http, file, books, claude, git, ...); repeatable")
+    parser.add_argument("--since", metavar="DATE",
+                        help="only chunks whose time is at or after DATE (ISO 8601; chunks without a time "
+                             "are left out)")
+    add_int_option(parser, "--limit", default=10, low=1, high=100, help="results per page")
+    add_int_option(parser, "--offset", default=0, low=0, high=1_000_000, help="results to skip")
+    add_int_option(parser, "--max-chars", default=1200, low=80, high=20_000, help="longest snippet")
+    parser.add_argument("--index", metavar="DIR", help="read shards from DIR (default HOME/shards)")
+    parser.add_argument("--chunks", metavar="DIR", help="the chunks stage the shards must match "
+                                                         "(default HOME/chunks)")
+
+
+def _since(value: str | None) -> str | None:
+    if value is None:
+        return None
+    from episteme_core.index.build import epoch_seconds
+
+    if epoch_seconds(value) != epoch_seconds(value):  # NaN: not a date
+        raise EpistemeError("INVALID_USAGE", f"--since {value!r} is not an ISO 8601 date or time",
+                            hint="for example --since 2026-01-31 or --since 2026-01-31T12:00:00Z")
+    return value
+
+
+def _run_query(args: argparse.Namespace, ctx: Context) -> Outcome:
+    from episteme_core.builtins.chunking import stage_override
+    from episteme_core.convert import unstructure
+    from episteme_core.index.shards import Filters
+    from episteme_core.query import check_term, query, render
+
+    check_term(args.term)
+    stage_override(ctx, "shards", args.index)
+    stage_override(ctx, "chunks", args.chunks)
+    filters = Filters(
+        family=args.family, authority=args.authority, document_type=args.document_type,
+        normativity=args.normativity, source=tuple(args.source) if args.source else None,
+        since=_since(args.since),
+    )
+    result = query(ctx.home, args.term, filters=filters, limit=args.limit, offset=args.offset,
+                   max_chars=args.max_chars)
+    return Outcome(data=unstructure(result), text=render(result))
+
+
+# diff -----------------------------------------------------------------------------------------
+
+
+def _configure_diff(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--from", dest="from_home", required=True, metavar="HOME",
+                        help="the earlier corpus (a home)")
+    parser.add_argument("--to", dest="to_home", required=True, metavar="HOME",
+                        help="the later corpus (a home)")
+    parser.add_argument("--out", metavar="FILE",
+                        help="write the diff artifact to FILE; '-' puts it in data.artifact (needs --json)")
+
+
+def _run_diff(args: argparse.Namespace, ctx: Context) -> Outcome:
+    from episteme_core.canonical import canonical_bytes
+    from episteme_core.diff import diff_homes, render
+    from episteme_core.store.atomic import atomic_write
+
+    if args.out == "-" and not ctx.as_json:
+        raise EpistemeError("INVALID_USAGE", "--out - needs --json (the artifact comes back in the envelope)")
+    artifact = diff_homes(Path(args.from_home).expanduser().absolute(),
+                          Path(args.to_home).expanduser().absolute())
+    data = {"fingerprint": artifact["fingerprint"], "summary": artifact["summary"], "outputPath": None}
+    if args.out and args.out != "-":
+        target = Path(args.out).expanduser().absolute()
+        atomic_write(target, canonical_bytes(artifact))
+        data["outputPath"] = str(target)
+    else:
+        data["artifact"] = artifact
+    return Outcome(data=data, text=render(artifact, data["outputPath"]))
+
+
+# pipeline -------------------------------------------------------------------------------------
+
+
+def _configure_pipeline(parser: argparse.ArgumentParser) -> None:
+    from episteme_core.builtins.chunking import add_chunk_options
+    from episteme_core.cli.parser import add_int_option
+
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--manifest", metavar="FILE",
+                      help="snapshot these URLs: JSON array of {url, family?, authority?, extractor?}")
+    what.add_argument("--map", metavar="FILE",
+                      help="manual-ingest these local files: JSON array of "
+                           "{sourceUrl, localPath, contentType?}")
+    parser.add_argument("--root", metavar="DIR",
+                        help="folder that a map's localPath values are relative to "
+                             "(default: the map's folder)")
+    add_int_option(parser, "--timeout", default=60_000, low=1, high=600_000,
+                   help="total milliseconds per source (snapshot)")
+    add_int_option(parser, "--max-bytes", default=25 * MIB, low=1, high=1024 * MIB,
+                   help="most bytes per response or local file")
+    add_int_option(parser, "--retries", default=2, low=0, high=8, help="extra attempts per source (snapshot)")
+    add_int_option(parser, "--max-sources", default=1000, low=1, high=100_000,
+                   help="most entries a manifest or map may hold")
+    add_int_option(parser, "--max-input-bytes", default=64 * MIB, low=1, high=1024 * MIB,
+                   help="most bytes read from the manifest or map")
+    parser.add_argument("--allow-localhost", action="store_true", help="allow loopback addresses")
+    parser.add_argument("--allow-private-networks", action="store_true",
+                        help="allow private and link-local addresses")
+    parser.add_argument("--fail-fast", action="store_true", help="stop at the first failed source")
+    add_chunk_options(parser)
+
+
+def _run_pipeline(args: argparse.Namespace, ctx: Context) -> Outcome:
+    from episteme_core.pipeline import PipelineOptions, render, run_pipeline
+
+    root = Path(args.root).expanduser().absolute() if args.root else None
+    if root is not None and not root.is_dir():
+        raise EpistemeError("INVALID_USAGE", f"--root {root} is not a folder", details={"path": str(root)})
+    options = PipelineOptions(
+        manifest=args.manifest, map=args.map, root=root, max_input_bytes=args.max_input_bytes,
+        max_sources=args.max_sources, max_bytes=args.max_bytes, timeout_ms=args.timeout,
+        retries=args.retries, allow_localhost=args.allow_localhost,
+        allow_private_networks=args.allow_private_networks, fail_fast=args.fail_fast,
+        max_chars=args.max_chars, overlap_chars=args.overlap_chars,
+    )
+    data = run_pipeline(ctx, options)
+    return Outcome(data=data, text=render(data))
+
+
+@hookimpl
+def episteme_commands(register: Register) -> None:
+    register(Command(
+        name="query",
+        help="ranked, cited evidence for words: verbatim snippets with W3C selectors",
+        description=(
+            "Rank chunks by BM25 over the fresh shards and print each hit's heading, score, a "
+            "verbatim snippet and its citation. A stale or missing index is refused (STALE_INDEX)."
+        ),
+        configure=_configure_query,
+        run=_run_query,
+    ))
+    register(Command(
+        name="diff",
+        help="documents, sections and blocks added, removed and changed between two homes",
+        configure=_configure_diff,
+        run=_run_diff,
+    ))
+    register(Command(
+        name="pipeline",
+        help="capture (snapshot or manual-ingest), extract, chunk and index in one run",
+        description=(
+            "Run every stage under one writer lock, with progress per stage. Unchanged inputs are "
+            "skipped at every stage, so a re-run does almost nothing."
+        ),
+        configure=_configure_pipeline,
+        run=_run_pipeline,
+    ))

@@ -1,0 +1,190 @@
+"""The chunks stage: every committed document cut into chunks by the chunker that accepts it.
+
+Layout: ``chunks/index.json`` names one object per document (key = the document's source key, as
+in the documents stage); the object holds that document's chunks as canonical JSON. The commit's
+meta records the documents fingerprint it was built from, the options and chunker versions, and the
+document object each key came from, so a re-run reuses every document that did not change without
+reading it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import attrs
+
+from episteme_core.chunk import Chunk, chunk_from_json
+from episteme_core.errors import EpistemeError
+from episteme_core.records import StageEntry, StageIndex
+from episteme_core.store.home import Home
+from episteme_core.store.stage import Stage
+
+STAGE = "chunks"
+OBJECT_SCHEMA_VERSION = "1"
+
+ProgressFn = Callable[[int, int, str], None]
+
+
+def chunks_stage(home: Home) -> Stage:
+    return Stage(home, STAGE)
+
+
+@attrs.frozen
+class ChunkReport:
+    """What ``episteme chunk`` did."""
+
+    documents: int
+    chunks: int
+    reused: int  # documents whose chunks were kept without re-chunking
+    chunked: int  # documents cut this run
+    removed: int  # documents dropped since the last commit
+    fingerprint: str
+    documents_fingerprint: str | None
+    max_chars: int
+    overlap_chars: int
+
+
+def check_options(max_chars: int, overlap_chars: int) -> None:
+    """``overlap_chars`` must be less than ``max_chars``: else ``INVALID_USAGE``."""
+    if overlap_chars >= max_chars:
+        raise EpistemeError(
+            "INVALID_USAGE",
+            f"--overlap-chars ({overlap_chars}) must be less than --max-chars ({max_chars})",
+            details={"maxChars": max_chars, "overlapChars": overlap_chars},
+        )
+
+
+def _chunker_for(chunkers: list[Any], document: Any) -> Any:
+    for chunker in chunkers:
+        if chunker.accepts(document):
+            return chunker
+    raise EpistemeError(
+        "INVALID_INPUT",
+        f"no chunker accepts document {document.source} (type {document.document_type})",
+        details={"source": document.source},
+    )
+
+
+def chunk_home(
+    home: Home,
+    chunkers: list[Any],
+    *,
+    max_chars: int,
+    overlap_chars: int,
+    progress: ProgressFn | None = None,
+) -> ChunkReport:
+    """Chunk every committed document and commit the chunks stage; call inside ``ctx.writing()``."""
+    from episteme_core.documents import documents_stage, read_document
+
+    check_options(max_chars, overlap_chars)
+    docs_stage = documents_stage(home)
+    docs_index = docs_stage.read_index()
+    doc_entries = list(docs_index.entries) if docs_index else []
+    stage = chunks_stage(home)
+    previous = stage.read_index()
+    versions = {c.name: c.version for c in sorted(chunkers, key=lambda c: c.name)}
+    options = {"maxChars": max_chars, "overlapChars": overlap_chars}
+    reusable: dict[str, StageEntry] = {}
+    previous_inputs: dict[str, Any] = {}
+    if previous is not None and previous.meta.get("options") == options and (
+        previous.meta.get("chunkers") == versions
+    ):
+        reusable = {entry.key: entry for entry in previous.entries}
+        previous_inputs = dict(previous.meta.get("inputs") or {})
+    entries: list[StageEntry] = []
+    inputs: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    previous_counts = dict(previous.meta.get("counts") or {}) if previous else {}
+    reused = chunked = 0
+    for number, doc_entry in enumerate(doc_entries, start=1):
+        key = doc_entry.key
+        inputs[key] = doc_entry.sha256
+        old = reusable.get(key)
+        if old is not None and previous_inputs.get(key) == doc_entry.sha256 and key in previous_counts:
+            entries.append(old)
+            counts[key] = int(previous_counts[key])
+            reused += 1
+        else:
+            document = read_document(home, doc_entry)
+            chunker = _chunker_for(chunkers, document)
+            chunks = chunker.chunk(document, max_chars=max_chars, overlap_chars=overlap_chars)
+            body = {
+                "schemaVersion": OBJECT_SCHEMA_VERSION,
+                "documentId": document.id,
+                "source": document.source,
+                "sourceKind": document.source_kind,
+                "chunker": f"{chunker.name}/{chunker.version}",
+                "chunks": [chunk.to_json() for chunk in chunks],
+            }
+            entries.append(stage.put_json(key, body))
+            counts[key] = len(chunks)
+            chunked += 1
+        if progress:
+            progress(number, len(doc_entries), key)
+    documents_fingerprint = docs_index.fingerprint if docs_index else None
+    meta: dict[str, Any] = {
+        "documentsFingerprint": documents_fingerprint,
+        "options": options,
+        "chunkers": versions,
+        "inputs": inputs,
+        "counts": counts,
+        "chunks": sum(counts.values()),
+    }
+    removed = len({e.key for e in previous.entries} - set(inputs)) if previous else 0
+    if previous is not None and previous.entries == sorted(entries, key=lambda e: e.key) and (
+        previous.meta == meta
+    ):
+        index = previous  # nothing changed: keep the commit (and its bytes) as it is
+    else:
+        index = stage.commit(entries, meta)
+        stage.prune(index)
+    return ChunkReport(
+        documents=len(doc_entries),
+        chunks=sum(counts.values()),
+        reused=reused,
+        chunked=chunked,
+        removed=removed,
+        fingerprint=index.fingerprint,
+        documents_fingerprint=documents_fingerprint,
+        max_chars=max_chars,
+        overlap_chars=overlap_chars,
+    )
+
+
+def read_chunks_index(home: Home) -> StageIndex | None:
+    return chunks_stage(home).read_index()
+
+
+def iter_chunk_objects(home: Home, index: StageIndex | None = None) -> Iterator[dict[str, Any]]:
+    """Each document's chunk object as JSON, hash-verified (fast path: the bytes are ours, canonical)."""
+    stage = chunks_stage(home)
+    index = index if index is not None else stage.read_index()
+    if index is None:
+        return
+    for entry in index.entries:
+        data = stage.read_bytes(entry)  # size and sha256 checked against the strict index
+        try:
+            body = json.loads(data)
+        except ValueError as exc:
+            raise EpistemeError(
+                "INVALID_INPUT", f"{stage.object_path(entry)}: not valid JSON",
+                details={"path": str(stage.object_path(entry))},
+            ) from exc
+        if not isinstance(body, dict) or not isinstance(body.get("chunks"), list):
+            raise EpistemeError(
+                "INVALID_INPUT", f"{stage.object_path(entry)}: not a chunks object",
+                details={"path": str(stage.object_path(entry))},
+            )
+        yield body
+
+
+def read_chunks(home: Home) -> list[Chunk]:
+    """Every committed chunk as a record, in stage order (documents by key, chunks in reading order)."""
+    stage = chunks_stage(home)
+    result: list[Chunk] = []
+    for body in iter_chunk_objects(home):
+        for data in body["chunks"]:
+            result.append(chunk_from_json(data, source=str(stage.index_path)))
+    return result

@@ -1,0 +1,348 @@
+"""Reading shards: open the committed set, refuse it when stale, and rank chunks by BM25.
+
+Scoring adds each query term's precomputed BM25 contributions (bm25s's CSC postings) in float64,
+terms in sorted order, so every path gives the same scores to the bit. Small queries are scored in
+plain Python over memory-mapped arrays (no numpy import: a cold ``episteme query`` stays fast);
+postings longer than ``NUMPY_POSTINGS`` in total use numpy over the same map.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import attrs
+
+from episteme_core.errors import EpistemeError
+from episteme_core.index.analyzer import ANALYZER_VERSION, query_terms
+from episteme_core.index.shardfile import ShardFile
+from episteme_core.store.home import Home
+
+STAGE = "shards"
+NUMPY_POSTINGS = 200_000
+STALE_HINT = "run episteme index"
+
+
+@attrs.frozen
+class Filters:
+    """Exact-match filters on chunk labels; ``since`` keeps chunks whose time is at or after it."""
+
+    family: str | None = None
+    authority: str | None = None
+    document_type: str | None = None
+    normativity: str | None = None
+    source: Sequence[str] | None = None  # shard sources (http, books, claude, ...)
+    since: str | None = None
+
+    def facet_values(self) -> dict[str, str]:
+        wanted = {
+            "family": self.family,
+            "authority": self.authority,
+            "documentType": self.document_type,
+            "normativity": self.normativity,
+        }
+        return {field: value for field, value in wanted.items() if value is not None}
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {**self.facet_values(), "since": self.since}
+        if self.source is not None:
+            data["source"] = sorted(self.source)
+        return {key: value for key, value in data.items() if value is not None}
+
+
+@attrs.frozen
+class Hit:
+    """One ranked chunk of one shard."""
+
+    score: float
+    chunk_id: str
+    row: int
+    shard: str
+
+
+def stale(message: str, **details: Any) -> EpistemeError:
+    return EpistemeError("STALE_INDEX", message, details=details or None, hint=STALE_HINT)
+
+
+class Shard:
+    """One frozen shard: chunks of one source, searchable, each chunk readable by id."""
+
+    def __init__(self, path: Any, *, name: str, source: str, size: int, header_sha256: str,
+                 deleted: Iterable[int] = ()) -> None:
+        self.file = ShardFile(path, size=size, header_sha256=header_sha256)
+        self.name = name
+        self.source = source
+        self.meta = self.file.meta
+        if self.meta.get("name") != name or self.meta.get("source") != source:
+            raise EpistemeError(
+                "INVALID_INPUT", f"shard {path}: is not shard {name} of source {source}",
+                details={"path": str(path)},
+            )
+        self.rows = int(self.meta["rows"])
+        self.deleted = frozenset(deleted)
+        self._terms = self.file.count("vocabOffsets") - 1
+
+    @property
+    def live_rows(self) -> int:
+        return self.rows - len(self.deleted)
+
+    # vocabulary -----------------------------------------------------------
+
+    def _term(self, index: int) -> bytes:
+        lo, hi = self.file.slice("vocabOffsets", index, index + 2)
+        return self.file.raw("vocabBytes", lo, hi)
+
+    def term_id(self, term: str) -> int | None:
+        """The id of ``term`` in the sorted vocabulary (binary search over the map), or None."""
+        key = term.encode("utf-8")
+        lo, hi = 0, self._terms
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self._term(mid) < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo if lo < self._terms and self._term(lo) == key else None
+
+    # rows -------------------------------------------------------------------
+
+    def chunk_id(self, row: int) -> str:
+        return self.file.raw("ids", 32 * row, 32 * row + 32).hex()
+
+    def row_of(self, chunk_id: str) -> int | None:
+        try:
+            key = bytes.fromhex(chunk_id)
+        except ValueError:
+            return None
+        lo, hi = 0, self.rows
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.file.raw("ids", 32 * mid, 32 * mid + 32) < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < self.rows and self.file.raw("ids", 32 * lo, 32 * lo + 32) == key:
+            return lo
+        return None
+
+    def row_json(self, row: int) -> dict[str, Any]:
+        import json
+
+        lo, hi = self.file.slice("rowOffsets", row, row + 2)
+        data = json.loads(self.file.raw("rowBytes", lo, hi))
+        if not isinstance(data, dict):
+            raise EpistemeError("INVALID_INPUT", f"shard {self.file.path}: row {row} is not a chunk")
+        return data
+
+    def chunk(self, chunk_id: str) -> Any:
+        """The Chunk record ``chunk_id`` (``INVALID_INPUT`` if this shard does not hold it)."""
+        from episteme_core.chunk import chunk_from_json
+
+        row = self.row_of(chunk_id)
+        if row is None or row in self.deleted:
+            raise EpistemeError(
+                "INVALID_INPUT", f"shard {self.name} holds no chunk {chunk_id}",
+                details={"shard": self.name, "chunk": chunk_id},
+            )
+        return chunk_from_json(self.row_json(row), source=f"shard {self.name} row {row}")
+
+    # search -----------------------------------------------------------------
+
+    def _allowed(self, filters: Filters) -> Any:
+        """A predicate on rows for the facet and time filters; None when nothing can match."""
+        checks: list[tuple[memoryview, int]] = []
+        facets = self.meta["facets"]
+        for field, value in filters.facet_values().items():
+            table = facets.get(field, [])
+            if value not in table:
+                return None
+            checks.append((self.file.slice(f"facet.{field}", 0, self.rows), table.index(value)))
+        times = None
+        since = math.nan
+        if filters.since is not None:
+            from episteme_core.index.build import epoch_seconds
+
+            since = epoch_seconds(filters.since)
+            times = self.file.slice("times", 0, self.rows)
+        deleted = self.deleted
+
+        def allowed(row: int) -> bool:
+            if row in deleted:
+                return False
+            for column, code in checks:
+                if column[row] != code:
+                    return False
+            return times is None or times[row] >= since
+
+        return allowed
+
+    def ranked(self, terms: Sequence[str], k: int, filters: Filters | None = None) -> tuple[list[Hit], int]:
+        """The best ``k`` hits for ``terms`` (analyzed, sorted) and how many chunks matched in all."""
+        filters = filters or Filters()
+        if filters.source is not None and self.source not in filters.source:
+            return [], 0
+        allowed = self._allowed(filters)
+        if allowed is None:
+            return [], 0
+        spans: list[tuple[int, int]] = []
+        for term in sorted(set(terms)):
+            tid = self.term_id(term)
+            if tid is not None:
+                start, stop = self.file.slice("postingsStart", tid, tid + 2)
+                if stop > start:
+                    spans.append((int(start), int(stop)))
+        if not spans:
+            return [], 0
+        if sum(stop - start for start, stop in spans) > NUMPY_POSTINGS:
+            scored = self._score_numpy(spans)
+        else:
+            scored = self._score_python(spans)
+        matches = [(score, row) for row, score in scored if allowed(row)]
+        best = heapq.nsmallest(k, matches, key=lambda item: (-item[0], item[1])) if k > 0 else []
+        hits = [Hit(score, self.chunk_id(row), row, self.name) for score, row in best]
+        return hits, len(matches)
+
+    def _score_python(self, spans: list[tuple[int, int]]) -> Iterable[tuple[int, float]]:
+        acc: dict[int, float] = {}
+        get = acc.get
+        for start, stop in spans:
+            rows = self.file.slice("postingsRows", start, stop)
+            data = self.file.slice("postingsData", start, stop)
+            for row, value in zip(rows, data, strict=True):
+                acc[row] = get(row, 0.0) + value
+        for row in acc:
+            if row >= self.rows:
+                self.file._fail(f"posting names row {row} of {self.rows}")
+        return acc.items()
+
+    def _score_numpy(self, spans: list[tuple[int, int]]) -> Iterable[tuple[int, float]]:
+        import numpy as np
+
+        scores = np.zeros(self.rows, dtype=np.float64)
+        touched = np.zeros(self.rows, dtype=bool)
+        for start, stop in spans:
+            rows = self.file.numpy("postingsRows", start, stop)
+            if rows.size and int(rows.max()) >= self.rows:
+                self.file._fail(f"posting names a row past {self.rows}")
+            scores[rows] += self.file.numpy("postingsData", start, stop).astype(np.float64)
+            touched[rows] = True
+        found = np.nonzero(touched)[0]
+        return zip(found.tolist(), scores[found].tolist(), strict=True)
+
+    def search(self, query: str, k: int = 10, filters: Filters | None = None) -> list[tuple[str, float]]:
+        """``(chunk id, score)`` of the best ``k`` chunks for ``query``, sorted (-score, chunk id)."""
+        hits, _ = self.ranked(query_terms(query), k, filters)
+        return [(hit.chunk_id, hit.score) for hit in hits]
+
+
+@attrs.define
+class ShardSet:
+    """The committed shards of a home, fresh (checked when opened)."""
+
+    home: Home
+    shards: list[Shard]
+    meta: dict[str, Any]
+
+    @property
+    def sources(self) -> list[str]:
+        return sorted({shard.source for shard in self.shards})
+
+    def shard(self, name: str) -> Shard:
+        for shard in self.shards:
+            if shard.name == name:
+                return shard
+        raise EpistemeError("INVALID_INPUT", f"no shard {name}", details={"shard": name})
+
+    def search(
+        self, query: str | Sequence[str], k: int, filters: Filters | None = None
+    ) -> tuple[list[Hit], int]:
+        """The best ``k`` hits over every shard, merged by (-score, chunk id), and the total."""
+        terms = query_terms(query) if isinstance(query, str) else sorted(set(query))
+        merged: list[Hit] = []
+        total = 0
+        for shard in self.shards:
+            hits, count = shard.ranked(terms, k, filters)
+            merged.extend(hits)
+            total += count
+        merged.sort(key=lambda hit: (-hit.score, hit.chunk_id))
+        return merged[:k], total
+
+    def chunk(self, hit: Hit) -> Any:
+        return self.shard(hit.shard).chunk(hit.chunk_id)
+
+
+def _log_tail_has_captures(home: Home, offset: int) -> bool:
+    """True when the log, past byte ``offset``, records a captured snapshot (or was cut short)."""
+    import json
+
+    try:
+        with open(home.log_path, "rb") as handle:
+            size = handle.seek(0, 2)
+            if size < offset:
+                return True
+            handle.seek(offset)
+            tail = handle.read()
+    except FileNotFoundError:
+        return offset > 0
+    for line in tail.split(b"\n")[:-1]:
+        try:
+            if json.loads(line).get("status") == "captured":
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+def check_fresh(home: Home, meta: dict[str, Any]) -> None:
+    """Refuse (``STALE_INDEX``) shards of another analyzer, of other chunks, or older than a capture."""
+    from episteme_core.store.stage import Stage
+
+    analyzer = (meta.get("analyzer") or {}).get("version")
+    if analyzer != ANALYZER_VERSION:
+        raise stale(
+            f"the shards were built by analyzer {analyzer!r}; this episteme uses {ANALYZER_VERSION!r}",
+            analyzer=analyzer,
+        )
+    chunk_index = Stage(home, "chunks").index_path
+    try:
+        digest = hashlib.sha256(chunk_index.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        raise stale(f"the shards were built from chunks that are gone ({chunk_index} is missing)") from None
+    if digest != meta.get("chunkIndexSha256"):
+        raise stale("the chunks changed since the shards were built", chunkIndex=str(chunk_index))
+    if _log_tail_has_captures(home, int(meta.get("logBytes") or 0)):
+        raise stale(
+            "the log has captures newer than the shards (extract and chunk them, then index: "
+            "episteme pipeline does all)",
+            log=str(home.log_path),
+        )
+
+
+def open_shards(home: Home, *, check: bool = True) -> ShardSet:
+    """The home's committed shards; missing or stale shards are ``STALE_INDEX`` ("run episteme index")."""
+    from episteme_core.store.stage import Stage
+
+    stage = Stage(home, STAGE)
+    index = stage.read_index()
+    if index is None:
+        raise stale(f"no index in {stage.dir}", path=str(stage.dir))
+    meta = index.meta
+    if check:
+        check_fresh(home, meta)
+    infos = meta.get("shards") or {}
+    shards = []
+    for entry in index.entries:
+        info = infos.get(entry.key)
+        if not isinstance(info, dict):
+            raise EpistemeError(
+                "INVALID_INPUT", f"{stage.index_path}: shard {entry.key} has no metadata",
+                details={"path": str(stage.index_path)},
+            )
+        shards.append(Shard(
+            stage.object_path(entry), name=entry.key, source=info["source"], size=entry.bytes,
+            header_sha256=info["headerSha256"], deleted=info.get("deleted") or (),
+        ))
+    return ShardSet(home=home, shards=shards, meta=meta)
