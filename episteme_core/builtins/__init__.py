@@ -11,4 +11,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "episteme_core.builtins.extraction",
     "episteme_core.builtins.personal",
     "episteme_core.builtins.ask",
+    "episteme_core.builtins.chunking",
+    "episteme_core.builtins.indexing",
+    "episteme_core.builtins.retrieval",
 )
