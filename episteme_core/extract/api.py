@@ -66,6 +66,7 @@ class Family:
     - ``structure_text(text, builder) -> bool``: lay out a plain-text source (the rfc family reads
       paginated RFC text); return False to let the text extractor do it.
     - ``structure_xml(root, text, builder) -> bool``: the same for an XML tree (RFC XML v2/v3).
+    - ``structure_html(root, builder) -> bool``: the same for an HTML tree (htmlized RFC text).
     - ``refine_block(block, section) -> Block``: adjust a finished block (mark BCP 14 keywords).
     - ``section_number(heading_text, element_id) -> str | None``: a section's printed number.
     """
@@ -86,6 +87,9 @@ class Family:
         return False
 
     def structure_xml(self, root: Any, text: str, builder: Any) -> bool:
+        return False
+
+    def structure_html(self, root: Any, builder: Any) -> bool:
         return False
 
     def refine_block(self, block: Block, section: Section | None) -> Block:

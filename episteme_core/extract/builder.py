@@ -156,7 +156,7 @@ class DocumentBuilder:
         section = self._stack[-1]
         if normativity is None:
             normativity = section.normativity
-        block_id = self._unique(anchor if anchor_is_id else None, f"{section.id}.{len(section.blocks) + 1}")
+        block_id = self._unique(anchor if anchor_is_id else None, f"{section.id}/{len(section.blocks) + 1}")
         block = Block(
             id=block_id,
             kind=kind,

@@ -539,6 +539,9 @@ class HtmlExtractor:
         for title in document.iter("title"):
             builder.title = collapse("".join(title.itertext())) or None
             break
+        hook = getattr(request.family, "structure_html", None)
+        if hook is not None and hook(document, builder):
+            return builder.build()
         rules = dict(getattr(request.family, "rules", {}) or {})
         walker = HtmlWalker(builder, rules, request.family)
         try:

@@ -1,0 +1,1 @@
+"""episteme family rfc."""

@@ -1,0 +1,1 @@
+"""episteme families w3c and whatwg."""
