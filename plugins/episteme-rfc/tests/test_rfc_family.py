@@ -1,0 +1,68 @@
+"""Golden checks of the rfc family on real RFCs (text, XML v2, htmlized HTML)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from episteme_core.documents import read_documents
+from episteme_core.snapshots import SnapshotWriter, make_identity
+from episteme_core.store.home import Home
+from episteme_core.testing import invoke, validate
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _extract(home: Path, source: str, name: str, content_type: str, **options: str):
+    writer = SnapshotWriter(Home(home), "test")
+    data = (FIXTURES / name).read_bytes()
+    writer.observe(make_identity("http", source, data, final_url=source, content_type=content_type),
+                   data, options=options)
+    writer.commit()
+    result = invoke("extract", "--json", "--home", str(home))
+    assert result.exit_code == 0, result.stderr
+    (document,) = read_documents(Home(home))
+    validate(document.to_json(), "document")
+    return document
+
+
+def test_paginated_text_sections_and_bcp14(tmp_path: Path) -> None:
+    doc = _extract(tmp_path, "https://www.rfc-editor.org/rfc/rfc3986.txt", "rfc3986.txt", "text/plain")
+    assert doc.family == "rfc"  # chosen by URL
+    sections = {s.anchor: s for s in doc.sections}
+    assert sections["section-3.2"].heading == "Authority"
+    assert sections["section-3.2"].number == "3.2"
+    text = "\n".join(b.text for b in doc.blocks())
+    assert "[Page" not in text and "RFC 3986                   URI Generic Syntax" not in text
+    plain = next(b for b in doc.blocks() if b.anchor == "section-3.2-1")
+    assert plain.normativity == "informative"  # RFC 3986 uses no BCP 14 keyword
+
+
+def test_bcp14_keywords_mark_normative(tmp_path: Path) -> None:
+    doc = _extract(tmp_path, "https://www.rfc-editor.org/rfc/rfc2119.txt", "rfc2119.txt", "text/plain")
+    must = [b for b in doc.blocks() if re.search(r"\bMUST\b", b.text)]
+    assert must and all(b.normativity == "normative" for b in must)
+    assert all("MUST" in b.attributes["bcp14"] for b in must)
+
+
+def test_fragment_section(tmp_path: Path) -> None:
+    doc = _extract(tmp_path, "https://www.rfc-editor.org/rfc/rfc3986.txt", "rfc3986.txt", "text/plain",
+                   fragment="section-3.2")
+    assert doc.sections[0].anchor == "section-3.2"
+    assert all(s.number and s.number.startswith("3.2") for s in doc.sections)
+
+
+def test_xml_v2(tmp_path: Path) -> None:
+    doc = _extract(tmp_path, "https://www.rfc-editor.org/rfc/rfc8174.xml", "rfc8174.v2.xml",
+                   "application/xml")
+    assert "Ambiguity of Uppercase" in doc.title
+    assert any(s.anchor == "section-1" for s in doc.sections)
+    assert any(b.anchor == "section-1-1" for b in doc.blocks())
+
+
+def test_htmlized_html(tmp_path: Path) -> None:
+    doc = _extract(tmp_path, "https://tools.ietf.org/html/rfc8259", "rfc8259.rfc-editor-htmlized.html",
+                   "text/html", family="rfc")
+    sections = {s.anchor: s for s in doc.sections}
+    assert "section-8.1" in sections
+    assert any(b.normativity == "normative" and "MUST" in b.text for b in doc.blocks())

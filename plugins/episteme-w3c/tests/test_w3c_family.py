@@ -1,0 +1,56 @@
+"""Golden checks of the w3c and whatwg families on real Bikeshed output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from episteme_core.documents import read_documents
+from episteme_core.snapshots import SnapshotWriter, make_identity
+from episteme_core.store.home import Home
+from episteme_core.testing import invoke, validate
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _extract(home: Path, source: str, name: str, **options: str):
+    writer = SnapshotWriter(Home(home), "test")
+    data = (FIXTURES / name).read_bytes()
+    writer.observe(make_identity("http", source, data, final_url=source, content_type="text/html"),
+                   data, options=options)
+    writer.commit()
+    result = invoke("extract", "--json", "--home", str(home))
+    assert result.exit_code == 0, result.stderr
+    (document,) = read_documents(Home(home))
+    validate(document.to_json(), "document")
+    return document
+
+
+def test_whatwg_url_standard(tmp_path: Path) -> None:
+    doc = _extract(tmp_path, "https://url.spec.whatwg.org/", "whatwg-url__url.rendered-2016-11.html")
+    assert doc.family == "whatwg" and doc.authority == "normative"
+    sections = {s.id: s for s in doc.sections}
+    assert sections["url-parsing"].number is not None
+    host = next(b for b in doc.blocks() if "concept-host" in (b.anchor, *b.anchors))
+    assert host.text
+    notes = [b for b in doc.blocks() if b.kind == "note"]
+    assert notes and all(b.normativity == "informative" for b in notes)
+
+
+def test_w3c_csp(tmp_path: Path) -> None:
+    doc = _extract(tmp_path, "https://www.w3.org/TR/CSP3/", "w3c-csp3__ED-2021-02-18.rendered.html")
+    assert doc.family == "w3c"
+    sections = {s.id: s for s in doc.sections}
+    assert sections["intro"].number == "1"
+    assert sections["intro"].normativity == "informative"  # "This section is not normative."
+    assert all(b.normativity == "informative" for b in sections["intro"].blocks)
+    must = [b for b in doc.blocks() if " MUST " in f" {b.text} " and b.kind != "note"
+            and b.normativity == "normative"]
+    assert must and "MUST" in must[0].attributes.get("bcp14", [])
+    assert any(b.kind == "algorithm" for b in doc.blocks())
+    assert any(b.kind == "idl" for b in doc.blocks())
+
+
+def test_fragment(tmp_path: Path) -> None:
+    doc = _extract(tmp_path, "https://www.w3.org/TR/CSP3/", "w3c-csp3__ED-2021-02-18.rendered.html",
+                   fragment="framework-policy")
+    assert doc.sections[0].id == "framework-policy"
