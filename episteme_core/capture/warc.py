@@ -13,6 +13,7 @@ import base64
 import hashlib
 import io
 import uuid
+import zlib
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -102,10 +103,12 @@ def import_warc(
         raise EpistemeError("INVALID_INPUT", f"{path}: cannot read: {exc.strerror}",
                             details={"path": str(path)}) from exc
     with handle, SnapshotWriter(home, command) as writer:
+        _check_gzip(handle, path)
         try:
             for record in ArchiveIterator(handle, check_digests=False):
                 records += 1
                 result = _import_record(writer, record, records - 1, max_bytes, skipped)
+                _check_complete(record, records - 1, path)
                 if result is None:
                     continue
                 results.append(result)
@@ -117,13 +120,60 @@ def import_warc(
                         warn("SOURCE_FAILED", result.message or "", source=result.source)
                     for item in result.warnings:
                         warn(item["code"], f"{result.source}: {item['message']}", source=result.source)
-        except (ArchiveLoadFailed, ValueError, EOFError, OSError) as exc:
+        except (ArchiveLoadFailed, ValueError, EOFError, OSError, AttributeError, KeyError, TypeError,
+                IndexError, zlib.error) as exc:  # warcio on hostile input
             raise EpistemeError(
                 "INVALID_INPUT", f"{path}: not a readable WARC file: {exc}",
                 details={"path": str(path), "record": records},
             ) from exc
+        if records == 0 and path.stat().st_size > 0:
+            raise EpistemeError("INVALID_INPUT", f"{path}: holds no WARC record",
+                                details={"path": str(path)})
         run = finish(writer, command, results)
         return WarcImportReport(run, str(path), records, dict(sorted(skipped.items())))
+
+
+def _check_gzip(handle: IO[bytes], path: Path) -> None:
+    """A gzipped WARC must be whole gzip members to the end (warcio silently stops at a truncation)."""
+    if handle.read(2) != b"\x1f\x8b":
+        handle.seek(0)
+        return
+    handle.seek(0)
+    member: Any = None
+    pending = b""
+    try:
+        while True:
+            chunk = pending or handle.read(1 << 16)
+            pending = b""
+            if not chunk:
+                break
+            if member is None:
+                member = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            data = chunk
+            while data:
+                member.decompress(data, 1 << 16)
+                data = member.unconsumed_tail
+            if member.eof:
+                pending, member = member.unused_data, None
+    except zlib.error as exc:
+        raise EpistemeError("INVALID_INPUT", f"{path}: not a valid gzip file: {exc}",
+                            details={"path": str(path)}) from exc
+    if member is not None:
+        raise EpistemeError("INVALID_INPUT", f"{path}: truncated (the last gzip member is incomplete)",
+                            details={"path": str(path)})
+    handle.seek(0)
+
+
+def _check_complete(record: Any, number: int, path: Path) -> None:
+    """Read what is left of the record; fewer bytes than its Content-Length means a truncated file."""
+    stream = record.raw_stream
+    while stream.read(1 << 16):
+        pass
+    if getattr(stream, "limit", 0) > 0:
+        raise EpistemeError(
+            "INVALID_INPUT", f"{path}: record {number} is truncated ({stream.limit} bytes missing)",
+            details={"path": str(path), "record": number, "missing": stream.limit},
+        )
 
 
 def _import_record(

@@ -57,6 +57,7 @@ class RequestHandler(BaseHTTPRequestHandler):
 
 
 class TestServer(ThreadingHTTPServer):
+    __test__ = False
     daemon_threads = True
 
     def __init__(self) -> None:
