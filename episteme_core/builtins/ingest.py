@@ -1,14 +1,18 @@
-"""``episteme ingest <source> ...``: one subcommand per registered source that can ingest.
+"""``episteme ingest [SOURCE ...] | --all | --reshard``: capture from a source, then pack the shards.
 
 A source joins by having ``help``, ``configure(parser)`` and ``ingest(args, ctx) -> Outcome``
 (see ``episteme_core.sources.IngestSource``); sources without ``ingest`` (http, file) are used by
-other commands (``snapshot``, ``manual-ingest``) and do not appear here.
+other commands (``snapshot``, ``manual-ingest``) and do not appear here. A source that also has
+``ingest_all(ctx) -> Outcome | None`` runs under ``--all`` (None: not configured, skipped).
+
+With no source, ``ingest`` packs what the shards lack (extract, chunk, index); ``--reshard``
+rebuilds every shard. The writer lock is held for the whole run.
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from episteme_core.cli.command import Command, Outcome
 from episteme_core.errors import EpistemeError
@@ -32,6 +36,12 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     from episteme_core.cli.main import add_global_options
     from episteme_core.cli.parser import ArgumentParser
 
+    parser.add_argument(
+        "--all", dest="all_sources", action="store_true",
+        help="run every configured source (claude, git repos in config.json, intent, honcho when "
+             "$HONCHO_BASE_URL is set), then pack",
+    )
+    parser.add_argument("--reshard", action="store_true", help="rebuild every shard from the chunks")
     sub = parser.add_subparsers(dest="source", metavar="SOURCE", parser_class=ArgumentParser)
     for name, source in sorted(_ingest_sources().items()):
         child = sub.add_parser(
@@ -46,20 +56,81 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
     name = getattr(args, "source", None)
-    if not name:
-        raise EpistemeError(
-            "INVALID_USAGE", "name a source to ingest", hint="Run 'episteme ingest --help'."
-        )
-    source = _ingest_sources()[name]
-    outcome: Outcome = source.ingest(args, ctx)  # type: ignore[attr-defined]
-    return outcome
+    all_sources = bool(getattr(args, "all_sources", False))
+    reshard = bool(getattr(args, "reshard", False))
+    if name and all_sources:
+        raise EpistemeError("INVALID_USAGE", "--all runs every source; name no source with it",
+                            hint="Run 'episteme ingest --help'.")
+    if name:
+        source = _ingest_sources()[name]
+        if not reshard:
+            outcome: Outcome = source.ingest(args, ctx)  # type: ignore[attr-defined]
+            return outcome
+        from episteme_core.personal.ingest import holding_lock
+        from episteme_core.personal.pack import pack_stages
+
+        with holding_lock(ctx):
+            first: Outcome = source.ingest(args, ctx)  # type: ignore[attr-defined]
+            packed = pack_stages(ctx, reshard=True)
+        return Outcome(data={**first.data, "pack": packed}, text=f"{first.text}\n{packed['summary']}")
+    if all_sources:
+        return _run_all(ctx, reshard=reshard)
+    return _pack_only(ctx, reshard=reshard)
+
+
+def _pack_only(ctx: Context, *, reshard: bool) -> Outcome:
+    from episteme_core.personal.ingest import holding_lock
+    from episteme_core.personal.pack import pack_stages
+
+    with holding_lock(ctx):
+        packed = pack_stages(ctx, reshard=reshard)
+    return Outcome(data={"sources": [], "pack": packed}, text=packed["summary"])
+
+
+def _run_all(ctx: Context, *, reshard: bool) -> Outcome:
+    """Every source with ``ingest_all``; one failing source is a warning, all failing is the error."""
+    from episteme_core.personal.ingest import holding_lock
+    from episteme_core.personal.pack import pack_stages
+
+    rows: list[dict[str, Any]] = []
+    texts: list[str] = []
+    failures: list[EpistemeError] = []
+    with holding_lock(ctx):
+        for name, source in sorted(_ingest_sources().items()):
+            runner = getattr(source, "ingest_all", None)
+            if not callable(runner):
+                continue
+            try:
+                result = runner(ctx)
+            except EpistemeError as exc:
+                if exc.code in ("RESOURCE_BUSY", "CANCELLED"):
+                    raise
+                failures.append(exc)
+                rows.append({"source": name, "status": "failed", "error": {"code": exc.code,
+                                                                          "message": exc.message}})
+                ctx.warn("SOURCE_FAILED", f"{name}: {exc.message}", source=name, errorCode=exc.code)
+                texts.append(f"{name}: failed ({exc.code}): {exc.message}")
+                continue
+            if result is None:
+                rows.append({"source": name, "status": "not configured"})
+                texts.append(f"{name}: not configured, skipped")
+                continue
+            rows.append({"status": "ok", **result.data})
+            texts.append(result.text)
+        ran = [row for row in rows if row["status"] != "not configured"]
+        if ran and len(failures) == len(ran):
+            raise failures[0]
+        packed = pack_stages(ctx, reshard=reshard)
+    texts.append(packed["summary"])
+    return Outcome(data={"sources": rows, "pack": packed}, text="\n".join(texts))
 
 
 @hookimpl
 def episteme_commands(register: Register) -> None:
     register(Command(
         name="ingest",
-        help="ingest records from a source (warc, books, claude, git, ...) into the store",
+        help="ingest records from a source (books, claude, git, honcho, intent, warc, ...) and pack "
+             "the shards; with no source, pack what the shards lack",
         configure=_configure,
         run=_run,
     ))

@@ -1,17 +1,107 @@
 """Bring the derived stages up to the log: extract what has no document, chunk, pack shards.
 
-Each step calls the library function of the stage that owns it; a stage whose module is not there
-is reported as ``unavailable`` instead of failing the ingest.
+Each step calls the library function of the stage that owns it (``extract.run.extract_documents``,
+``chunking.chunk_home``, ``index.index_home``). Call under the writer lock.
 """
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
+
+from episteme_core.errors import EpistemeError
 
 if TYPE_CHECKING:
     from episteme_core.cli.context import Context
+    from episteme_core.store.home import Home
+
+DEFAULT_MAX_CHARS = 6000
+DEFAULT_OVERLAP_CHARS = 400
+
+
+def pending_sources(home: Home) -> list[str]:
+    """Sources whose latest snapshot has no document yet (or an older one)."""
+    from episteme_core.documents import documents_stage
+    from episteme_core.snapshots import read_catalog
+
+    catalog = read_catalog(home)
+    stage = documents_stage(home)
+    index = stage.read_index()
+    extracted: dict[str, str | None] = {}
+    for entry in index.entries if index else []:
+        body = json.loads(stage.read_bytes(entry))  # hash-checked against the index
+        extracted[entry.key] = body.get("snapshotId") if isinstance(body, dict) else None
+    return [
+        source for source in catalog.sources()
+        if extracted.get(source) != catalog.state(source).latest
+    ]
+
+
+def _chunk_options(home: Home) -> tuple[int, int]:
+    """The options the chunks were last cut with (so a pack never re-cuts everything), else defaults."""
+    from episteme_core.chunking import chunks_stage
+
+    index = chunks_stage(home).read_index()
+    options = (index.meta.get("options") if index else None) or {}
+    max_chars = options.get("maxChars", DEFAULT_MAX_CHARS)
+    overlap = options.get("overlapChars", DEFAULT_OVERLAP_CHARS)
+    if not isinstance(max_chars, int) or not isinstance(overlap, int):
+        return DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
+    return max_chars, overlap
 
 
 def pack_stages(ctx: Context, *, reshard: bool = False) -> dict[str, Any]:
-    """Extract → chunk → index for what the shards lack (everything with ``reshard``)."""
-    return {"status": "unavailable", "summary": ""}
+    """Extract → chunk → index for what the shards lack (every shard anew with ``reshard``).
+
+    A failing step is reported (``status`` failed, a ``PACK_FAILED`` warning) rather than raised:
+    the captures before it are committed and stay; ``sources`` then shows the shards behind.
+    """
+    from episteme_core.snapshots import read_catalog
+
+    home = ctx.home
+    if len(read_catalog(home)) == 0:
+        return {"status": "empty", "extracted": 0, "summary": "nothing to pack: the store is empty"}
+    report: dict[str, Any] = {"status": "ok"}
+    step = "extract"
+    try:
+        from episteme_core.extract.run import extract_documents
+
+        pending = pending_sources(home)
+
+        def extracted(current: int, total: int, source: str) -> None:
+            ctx.progress.update("extract", current, total, "completed" if current == total else "started",
+                                source)
+
+        documents = extract_documents(home, ctx.plugins, pending, None, extracted) if pending else []
+        report["extracted"] = len(documents)
+        for document in documents:
+            for warning in document.warnings:
+                ctx.warn("EXTRACTION_WARNING", f"{document.source}: {warning}", source=document.source)
+        step = "chunk"
+        from episteme_core.chunking import chunk_home
+
+        max_chars, overlap = _chunk_options(home)
+        chunks = chunk_home(home, ctx.plugins.all("chunker"), max_chars=max_chars, overlap_chars=overlap)
+        report["chunks"] = chunks.chunks
+        report["chunkedDocuments"] = chunks.chunked
+        step = "index"
+        from episteme_core.index import index_home
+
+        shards = index_home(home, reshard=reshard)
+        report["shards"] = shards.shards
+        report["shardsBuilt"] = len(shards.built)
+        report["resharded"] = bool(shards.resharded)
+    except EpistemeError as exc:
+        report.update({
+            "status": "failed", "failedStep": step, "error": {"code": exc.code, "message": exc.message},
+        })
+        ctx.warn("PACK_FAILED", f"{step} failed: {exc.message}; the records are stored, the shards are "
+                 "behind (run episteme ingest again after fixing it)", step=step, errorCode=exc.code)
+    if report["status"] == "ok":
+        report["summary"] = (
+            f"packed: {report['extracted']} extracted, {report['chunks']} chunks, "
+            f"{report['shardsBuilt']} shard(s) built, {report['shards']} in all"
+        )
+    else:
+        report["summary"] = f"pack failed at {step}: {report['error']['message']}"
+    return report
