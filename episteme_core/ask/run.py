@@ -247,15 +247,18 @@ def ask(
     shards: Sequence[Shard] | None = None,
     command: str = "ask",
     label: str | None = None,
+    readers: Sequence[Reader] | None = None,
 ) -> AskResult:
-    """Answer one question with the home's shards (or ``shards``); one telemetry line per call."""
+    """Answer one question with the home's shards (or ``shards``); one telemetry line per call.
+
+    ``readers`` (opened readers) replaces the configured pool: for tests, laws and embedding code."""
     from episteme_core import telemetry
 
     started = time.monotonic()
     state: dict[str, Any] = {}
     error: str | None = None
     try:
-        result = _ask(home, options, plugins, warn, shards, state, started)
+        result = _ask(home, options, plugins, warn, shards, readers, state, started)
         return result
     except EpistemeError as exc:
         error = exc.code
@@ -270,7 +273,7 @@ def ask(
 
 
 def _ask(home: Any, options: AskOptions, plugins: Any, warn: Warn, shards: Sequence[Shard] | None,
-         state: dict[str, Any], started: float) -> AskResult:
+         given: Sequence[Reader] | None, state: dict[str, Any], started: float) -> AskResult:
     from episteme_core.ask.pool import Pool
 
     registered = {s.name for s in plugins.all("source")}
@@ -306,14 +309,15 @@ def _ask(home: Any, options: AskOptions, plugins: Any, warn: Warn, shards: Seque
             ),
         ))
     state["requests"] = requests
-    readers = open_readers(home, plugins, options.reader)
+    readers = list(given) if given is not None else open_readers(home, plugins, options.reader)
     pool = Pool(readers, warn)
     try:
         if any(r.candidates for r in requests):
             pool.prepare(options.question, [r.shard for r in requests if r.candidates])
         reads = pool.read_all(requests)
     finally:
-        pool.close()
+        if given is None:
+            pool.close()
     state["reads"] = reads
     state["readers"] = readers
     named: list[Named] = []

@@ -201,5 +201,6 @@ def test_eval_bad_label_and_unknown_compare(home_copy: Path, tmp_path: Path) -> 
     path.write_text('{"question": "whale", "expected": []}\n', "utf-8")
     bad = invoke("--home", str(home_copy), "eval", str(path), "--label", "../up", "--json")
     assert bad.exit_code == 2 and "--label" in bad.envelope["error"]["message"]
-    missing = invoke("--home", str(home_copy), "eval", str(path), "--label", "a", "--compare", "nope", "--json")
+    missing = invoke("--home", str(home_copy), "eval", str(path), "--label", "a", "--compare", "nope",
+                     "--json")
     assert missing.exit_code == 3 and "no eval labelled 'nope'" in missing.envelope["error"]["message"]

@@ -1,0 +1,36 @@
+"""ReadersOnlyName: whatever a reader returns, every answer paragraph is byte-identical to a stored one.
+
+Readers may return any labels (invented ones, numbers, junk, duplicates) or fail; the answer holds
+only stored paragraphs, each under its own reference, and never anything the reader wrote.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))  # the laws folder is not a package
+from _ask_world import ScriptedReader, ignore, questions, replies, shard_sets, stored
+from hypothesis import given, settings
+
+from episteme_core.ask.run import AskOptions, ask
+from episteme_core.plugins import load_plugins
+from episteme_core.store.home import Home
+
+PLUGINS = load_plugins()
+
+
+@settings(max_examples=150, deadline=None)
+@given(shards=shard_sets(), question=questions, scripted=replies)
+def test_readers_only_name(shards, question, scripted) -> None:
+    reader = ScriptedReader(scripted)
+    with tempfile.TemporaryDirectory() as tmp:
+        result = ask(Home(Path(tmp) / "absent"), AskOptions(question=question), plugins=PLUGINS, warn=ignore,
+                     shards=shards, readers=[reader])
+    held = stored(shards)
+    for p in result.paragraphs:
+        assert p.text.encode("utf-8") == held[p.ref].text.encode("utf-8")
+        assert p.record_id == held[p.ref].record_id and p.n == held[p.ref].paragraph
+    for o in result.omitted:
+        assert o.ref in held and o.chars == len(held[o.ref].text)
