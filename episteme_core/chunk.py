@@ -35,6 +35,7 @@ class ChunkBlock:
     page: int | None = None
     span: Span | None = None  # the block's span in the decoded source, as the extractor gave it
     time: str | None = None
+    verbatim: bool = False  # the decoded source at ``span`` is exactly the block's text (checked)
 
 
 @attrs.frozen

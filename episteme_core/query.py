@@ -108,11 +108,7 @@ def snippet_window(text: str, terms: list[str], max_chars: int) -> tuple[int, in
     """``[start, end)`` of at most ``max_chars`` characters of ``text``, around the first term found."""
     if len(text) <= max_chars:
         return 0, len(text)
-    folded = text.casefold()
-    if len(folded) != len(text):
-        folded = text.lower()
-    found = [p for p in (folded.find(term) for term in terms) if p >= 0]
-    at = min(found) if found else 0
+    at = _first_match(text, terms)
     start = max(0, min(at - max_chars // 3, len(text) - max_chars))
     end = min(len(text), start + max_chars)
     if start > 0:  # begin at a word when one starts close by
@@ -124,6 +120,20 @@ def snippet_window(text: str, terms: list[str], max_chars: int) -> tuple[int, in
         if space > start:
             end = space
     return start, end
+
+
+def _first_match(text: str, terms: list[str]) -> int:
+    """Where the first word holding a query term starts (words normalized as the analyzer does)."""
+    import re
+
+    from episteme_core.index.analyzer import normalize
+
+    for match in re.finditer(r"\S+", text):
+        word = match.group()
+        folded = word.lower() if word.isascii() else normalize(word)
+        if any(term in folded for term in terms):
+            return match.start()
+    return 0
 
 
 def _primary(chunk: Chunk, start: int, end: int) -> ChunkBlock:
@@ -145,7 +155,7 @@ def cite(chunk: Chunk, start: int, end: int) -> Citation:
     part_lo, part_hi = block.offset, block.offset + length
     prefix = chunk.text[max(part_lo, lo - CONTEXT_CHARS) : lo]
     suffix = chunk.text[hi : min(part_hi, hi + CONTEXT_CHARS)]
-    verbatim = block.span is not None and block.span.end - block.span.start == block.block_length
+    verbatim = block.verbatim and block.span is not None
     if verbatim and block.span is not None:
         base = block.span.start
         position = {"type": "TextPositionSelector", "start": base + in_block[0], "end": base + in_block[1]}

@@ -70,13 +70,37 @@ def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
     return Outcome(data=unstructure(report), text=text)
 
 
+class LazyChunker:
+    """A chunker whose module is imported on first use (loading plugins stays cheap)."""
+
+    def __init__(self, name: str, version: str, help: str, records: bool, target: str) -> None:
+        self.name = name
+        self.version = version
+        self.help = help
+        self.records = records
+        self._target = target
+        self._impl: Any = None
+
+    def accepts(self, document: Any) -> bool:
+        return bool((document.document_type == "record") == self.records)
+
+    def chunk(self, document: Any, *, max_chars: int, overlap_chars: int,
+              verbatim: frozenset[str] = frozenset()) -> Any:
+        if self._impl is None:
+            import importlib
+
+            module, cls = self._target.split(":")
+            self._impl = getattr(importlib.import_module(module), cls)()
+        return self._impl.chunk(document, max_chars=max_chars, overlap_chars=overlap_chars,
+                                verbatim=verbatim)
+
+
 @hookimpl
 def episteme_chunkers(register: Register) -> None:
-    from episteme_core.chunking.paragraph import ParagraphChunker
-    from episteme_core.chunking.window import WindowChunker
-
-    register(WindowChunker())
-    register(ParagraphChunker())
+    register(LazyChunker("window", "1", "bounded, overlapping windows over each section's blocks",
+                         False, "episteme_core.chunking.window:WindowChunker"))
+    register(LazyChunker("paragraph", "1", "one chunk per paragraph of a personal record, keeping its "
+                         "time and number", True, "episteme_core.chunking.paragraph:ParagraphChunker"))
 
 
 @hookimpl

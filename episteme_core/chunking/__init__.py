@@ -56,6 +56,32 @@ def check_options(max_chars: int, overlap_chars: int) -> None:
         )
 
 
+def verbatim_blocks(home: Home, document: Any) -> frozenset[str]:
+    """Ids of the blocks whose span in the decoded source holds exactly their text.
+
+    Checked against the captured bytes (decoded as the text extractor does), so a citation claims
+    source offsets only where they are true; a missing blob or another encoding claims nothing.
+    """
+    spans = [b for b in document.blocks() if b.span is not None and b.span.end - b.span.start == len(b.text)]
+    if not spans:
+        return frozenset()
+    from episteme_core.store.blobs import BlobStore
+
+    try:
+        content = BlobStore(home.blobs_dir).get(document.source_sha256)
+        from episteme_core.extract.text import decode
+
+        charset = None
+        for part in (document.content_type or "").split(";")[1:]:
+            key, _, value = part.strip().partition("=")
+            if key.lower() == "charset":
+                charset = value.strip().strip('"') or None
+        text = decode(content, charset)
+    except Exception:  # no blob, unknown codec: claim nothing
+        return frozenset()
+    return frozenset(b.id for b in spans if text[b.span.start : b.span.end] == b.text)
+
+
 def _chunker_for(chunkers: list[Any], document: Any) -> Any:
     for chunker in chunkers:
         if chunker.accepts(document):
@@ -109,7 +135,8 @@ def chunk_home(
         else:
             document = read_document(home, doc_entry)
             chunker = _chunker_for(chunkers, document)
-            chunks = chunker.chunk(document, max_chars=max_chars, overlap_chars=overlap_chars)
+            chunks = chunker.chunk(document, max_chars=max_chars, overlap_chars=overlap_chars,
+                                   verbatim=verbatim_blocks(home, document))
             body = {
                 "schemaVersion": OBJECT_SCHEMA_VERSION,
                 "documentId": document.id,

@@ -23,7 +23,9 @@ def paragraph_number(block_attributes: dict[str, object], position: int) -> int:
     return n if isinstance(n, int) and not isinstance(n, bool) else position
 
 
-def chunk_record(document: Document, max_chars: int, overlap: int) -> list[Chunk]:
+def chunk_record(
+    document: Document, max_chars: int, overlap: int, verbatim: frozenset[str] = frozenset()
+) -> list[Chunk]:
     """One chunk per non-empty paragraph block (more when a paragraph is longer than max_chars)."""
     chunks: list[Chunk] = []
     position = 0
@@ -36,7 +38,7 @@ def chunk_record(document: Document, max_chars: int, overlap: int) -> list[Chunk
             text, starts, ends = _layout([block])
             cut = windows(text, ends, max_chars, overlap)
             for index, window in enumerate(cut, start=1):
-                covered = _covered([block], starts, ends, window)
+                covered = _covered([block], starts, ends, window, verbatim)
                 chunks.append(_make(
                     document, section, text[window.start : window.end], covered, block.normativity,
                     Part(index=index, count=len(cut)), chunker=f"{NAME}/{VERSION}",
@@ -55,5 +57,8 @@ class ParagraphChunker:
     def accepts(self, document: Document) -> bool:
         return document.document_type == RECORD_DOCUMENT_TYPE
 
-    def chunk(self, document: Document, *, max_chars: int, overlap_chars: int) -> list[Chunk]:
-        return chunk_record(document, max_chars, overlap_chars)
+    def chunk(
+        self, document: Document, *, max_chars: int, overlap_chars: int,
+        verbatim: frozenset[str] = frozenset(),
+    ) -> list[Chunk]:
+        return chunk_record(document, max_chars, overlap_chars, verbatim)

@@ -111,7 +111,9 @@ def _runs(section: Section) -> list[list[Block]]:
     return runs
 
 
-def chunk_document(document: Document, max_chars: int, overlap: int) -> list[Chunk]:
+def chunk_document(
+    document: Document, max_chars: int, overlap: int, verbatim: frozenset[str] = frozenset()
+) -> list[Chunk]:
     """Every window of every section of ``document``, in reading order."""
     chunks: list[Chunk] = []
     for section in document.sections:
@@ -119,7 +121,7 @@ def chunk_document(document: Document, max_chars: int, overlap: int) -> list[Chu
         for run in _runs(section):
             text, starts, ends = _layout(run)
             for window in windows(text, ends, max_chars, overlap):
-                covered = _covered(run, starts, ends, window)
+                covered = _covered(run, starts, ends, window, verbatim)
                 drafts.append((text[window.start : window.end], covered, run[0].normativity))
         for index, (text, covered, normativity) in enumerate(drafts, start=1):
             chunks.append(_make(document, section, text, covered, normativity,
@@ -127,7 +129,10 @@ def chunk_document(document: Document, max_chars: int, overlap: int) -> list[Chu
     return chunks
 
 
-def _covered(run: list[Block], starts: list[int], ends: list[int], window: Window) -> list[ChunkBlock]:
+def _covered(
+    run: list[Block], starts: list[int], ends: list[int], window: Window,
+    verbatim: frozenset[str] = frozenset(),
+) -> list[ChunkBlock]:
     covered: list[ChunkBlock] = []
     for block, b_start, b_end in zip(run, starts, ends, strict=True):
         lo, hi = max(window.start, b_start), min(window.end, b_end)
@@ -145,6 +150,7 @@ def _covered(run: list[Block], starts: list[int], ends: list[int], window: Windo
             page=block.page,
             span=block.span,
             time=block.time,
+            verbatim=block.id in verbatim,
         ))
     return covered
 
@@ -194,5 +200,8 @@ class WindowChunker:
     def accepts(self, document: Document) -> bool:
         return document.document_type != "record"
 
-    def chunk(self, document: Document, *, max_chars: int, overlap_chars: int) -> list[Chunk]:
-        return chunk_document(document, max_chars, overlap_chars)
+    def chunk(
+        self, document: Document, *, max_chars: int, overlap_chars: int,
+        verbatim: frozenset[str] = frozenset(),
+    ) -> list[Chunk]:
+        return chunk_document(document, max_chars, overlap_chars, verbatim)

@@ -14,7 +14,6 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-from episteme_core.index._marks import MARKS
 
 ANALYZER_VERSION = "unicode-v1"
 MAX_TOKEN_CHARS = 100
@@ -30,7 +29,17 @@ _CJK = (
 _CJK_RE = re.compile(f"[{_CJK}]")
 _CJK_SPLIT = re.compile(f"[{_CJK}]+|[^{_CJK}]+")
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
-_TOKEN = re.compile(f"[\\w{MARKS}]+")
+_token_re: re.Pattern[str] | None = None
+
+
+def _token() -> re.Pattern[str]:
+    """Letters, digits and combining marks (compiled on first non-ASCII text: it costs ~10 ms)."""
+    global _token_re
+    if _token_re is None:
+        from episteme_core.index._marks import MARKS
+
+        _token_re = re.compile(f"[\\w{MARKS}]+")
+    return _token_re
 
 
 def normalize(text: str) -> str:
@@ -57,7 +66,7 @@ def tokenize(text: str) -> list[str]:
     if text.isascii():
         return [t[:MAX_TOKEN_CHARS] for t in _ASCII_TOKEN.findall(text)]
     tokens: list[str] = []
-    for token in _TOKEN.findall(text.replace("_", " ")):
+    for token in _token().findall(text.replace("_", " ")):
         if _CJK_RE.search(token) is None:
             tokens.append(token[:MAX_TOKEN_CHARS])
             continue

@@ -1,0 +1,62 @@
+"""The analyzer: Unicode cases end to end (query finds chunk), and the token rules they rest on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from episteme_core.index.analyzer import ANALYZER_VERSION, query_terms, tokenize
+
+from .conftest import ok
+
+
+@pytest.mark.parametrize(
+    ("term", "needle"),
+    [
+        ("strasse", "Straße"),
+        ("cafe", "café"),
+        ("हिन्दी", "हिन्दी भाषा"),
+        ("東京", "東京都庁"),
+        ("fullwidth", "ＦＵＬＬＷＩＤＴＨ"),
+        ("ＣＡＦＥ", "café"),
+        ("STRASSE", "Straße"),
+    ],
+)
+def test_query_finds_the_unicode_form(corpus: Path, term: str, needle: str) -> None:
+    data = ok("--home", str(corpus), "query", "--term", term, "--max-chars", "200")
+    assert data["total"] >= 1
+    assert needle in data["results"][0]["snippet"]
+
+
+def test_hindi_word_is_one_token() -> None:
+    assert tokenize("हिन्दी भाषा") == ["हिन्दी", "भाषा"]
+
+
+def test_cjk_runs_become_overlapping_bigrams() -> None:
+    assert tokenize("東京都") == ["東京", "京都"]
+    assert query_terms("東京") == ["東京"]
+    assert tokenize("東") == ["東"]
+    assert tokenize("東京abc") == ["東京", "abc"]
+
+
+def test_folding_rules() -> None:
+    assert tokenize("Straße") == ["strasse"]
+    assert tokenize("Café NAÏVE") == ["cafe", "naive"]
+    assert tokenize("ＦＵＬＬＷＩＤＴＨ") == ["fullwidth"]
+    assert tokenize("snake_case x²") == ["snake", "case", "x2"]
+    assert tokenize("a b") == ["a", "b"]  # one-letter tokens are kept (spec identifiers)
+    assert tokenize("...!!") == []
+
+
+def test_thai_stays_one_run_and_hangul_is_bigrammed() -> None:
+    assert tokenize("ภาษาไทย") == ["ภาษาไทย"]
+    assert tokenize("한국어") == ["한국", "국어"]
+
+
+def test_tokens_are_bounded() -> None:
+    assert len(tokenize("x" * 500)[0]) == 100
+
+
+def test_version_is_named() -> None:
+    assert ANALYZER_VERSION == "unicode-v1"
