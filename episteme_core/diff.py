@@ -1,7 +1,8 @@
 """``episteme diff``: documents, sections and blocks added, removed and changed between two corpora.
 
 Both sides are committed documents stages (two homes). Documents match by source key; sections by
-id (unique in a document); blocks by id, within the document. A document is ``changed`` when its
+id (unique in a document; a section changes when its heading, place or any of its blocks does);
+blocks by id, within the document. A document is ``changed`` when its
 labels changed (everything but id and sections: ``metadataChanged``) or any section or block did.
 The artifact is canonical JSON with sorted lists and a fingerprint, so equal corpora give equal
 bytes; it holds no paths and no clock.
@@ -48,7 +49,7 @@ def _parts(document: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], di
     labels = {k: v for k, v in document.items() if k not in ("id", "sections")}
     bare = [
         {k: v for k, v in s.items() if k != "blocks"}
-        | {"blocks": [b.get("id") for b in s.get("blocks") or []]}
+        | {"blocks": [fingerprint(b) for b in s.get("blocks") or []]}
         for s in sections
     ]
     return labels, _keyed(bare), _keyed(blocks)
