@@ -1,8 +1,10 @@
 """The builtin ``bm25`` reader: deterministic, no model. It names the shard's best candidates.
 
-Rule: at most ``top`` (default 5) candidates whose BM25 score is above ``min_score`` (default 0)
-and at least ``ratio`` (default 0.5) of the shard's best score, in score order. It is also the
-fallback that answers a shard when every other reader failed on it.
+Rule: at most ``top`` (default 5) candidates, in BM25 score order, whose score is above
+``min_score`` (default 0) and whose coverage (the IDF-weighted share of the question's terms they
+hold, comparable across shards) is at least ``ratio`` (default 0.5) of the best coverage of any
+candidate of the question: a shard where the question only grazes common words names nothing.
+It is also the fallback that answers a shard when every other reader failed on it.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ class Bm25Reader(BaseReader):
         ranked = sorted(request.candidates, key=lambda c: (-c.score, c.ref))
         if not ranked:
             return ReadReply(labels=())
-        floor = max(self.min_score, self.ratio * ranked[0].score)
-        chosen = [c for c in ranked if c.score > self.min_score and c.score >= floor][: self.top]
+        best = max(request.best_coverage, *(c.coverage for c in ranked))
+        floor = self.ratio * best
+        chosen = [c for c in ranked if c.score > self.min_score and c.coverage >= floor][: self.top]
         return ReadReply(labels=tuple(c.label for c in chosen), scores={c.label: c.score for c in chosen})
 
 

@@ -47,6 +47,7 @@ class HttpReader(BaseReader):
             limits=httpx.Limits(max_connections=self.slots + 2, max_keepalive_connections=self.slots + 2),
             follow_redirects=False,
             trust_env=False,
+            verify=self.url.startswith("https://"),  # plain http needs no CA bundle (saves ~30 ms)
         )
 
     def _request(self, method: str, path: str, body: Any, timeout: float) -> tuple[int, bytes]:

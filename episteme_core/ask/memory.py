@@ -38,6 +38,16 @@ class MemoryShard:
         self.source = source
         self.chunks = {c.id: c for c in chunks}
 
+    @property
+    def rows(self) -> int:
+        return len(self.chunks)
+
+    def document_frequency(self, term: str) -> int:
+        """How many paragraphs hold ``term`` (an analyzed term, as the index counts them)."""
+        from episteme_core.index.analyzer import query_terms
+
+        return sum(1 for c in self.chunks.values() if term in query_terms(c.text))
+
     def search(self, text: str, k: int, filters: Any = None) -> list[tuple[str, float]]:
         wanted = set(words(text))
         scored = []

@@ -19,13 +19,18 @@ import attrs
 
 @attrs.frozen
 class Candidate:
-    """One paragraph offered to a reader: its label (``p1``...), exact text and BM25 score."""
+    """One paragraph offered to a reader: its label (``p1``...), exact text and BM25 score.
+
+    ``coverage`` (0..1) is the IDF-weighted share of the question's terms the paragraph holds, with
+    IDF over all shards searched: unlike BM25 scores (whose IDF is per shard), it compares across
+    shards, so a shard where the question only grazes common words can be told apart."""
 
     label: str
     text: str
     score: float
     ref: str  # "<record id>#<n>"
     time: str | None = None
+    coverage: float = 1.0
 
 
 @attrs.frozen
@@ -36,6 +41,7 @@ class ReadRequest:
     shard: str
     source: str
     candidates: tuple[Candidate, ...]
+    best_coverage: float = 1.0  # the best coverage of any candidate of this question, in any shard
 
     @property
     def labels(self) -> tuple[str, ...]:

@@ -109,6 +109,7 @@ class State:
 class Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body leave at once: no 40 ms delayed-ACK stalls
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         return

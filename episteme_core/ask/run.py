@@ -205,6 +205,48 @@ def _filters(options: AskOptions) -> Any:
     return Filters(since=options.since)
 
 
+def _document_frequency(shard: Any, term: str) -> tuple[int, int]:
+    """(paragraphs holding ``term``, paragraphs) in ``shard``; (0, 0) when it cannot say."""
+    counter = getattr(shard, "document_frequency", None)
+    if callable(counter):
+        return int(counter(term)), int(shard.rows)
+    term_id = getattr(shard, "term_id", None)
+    if not callable(term_id) or not hasattr(shard, "file"):
+        return 0, 0
+    tid = term_id(term)
+    if tid is None:
+        return 0, int(shard.rows)
+    start, stop = shard.file.slice("postingsStart", tid, tid + 2)
+    return int(stop) - int(start), int(shard.rows)
+
+
+def coverage_function(shards: Sequence[Shard], question: str) -> Callable[[str], float]:
+    """``text -> coverage``: the IDF-weighted share of the question's terms a paragraph holds, with
+    IDF (BM25's) over all ``shards`` together; equal weights when the shards cannot count terms."""
+    import math
+
+    from episteme_core.index.analyzer import query_terms
+
+    terms = query_terms(question)
+    weights: dict[str, float] = {}
+    for term in terms:
+        df = total = 0
+        for shard in shards:
+            d, n = _document_frequency(shard, term)
+            df += d
+            total += n
+        weights[term] = math.log(1 + (total - df + 0.5) / (df + 0.5)) if total else 1.0
+    whole = sum(weights.values())
+    if whole <= 0:
+        return lambda text: 1.0
+
+    def cover(text: str) -> float:
+        held = set(query_terms(text))
+        return round(sum(w for t, w in weights.items() if t in held) / whole, 6)
+
+    return cover
+
+
 # -- readers ----------------------------------------------------------------------------------------
 def open_readers(home: Any, plugins: Any, name: str | None) -> list[Reader]:
     """The readers for this question: ``--reader NAME`` (a configured name or a reader kind), else
@@ -299,14 +341,22 @@ def _ask(home: Any, options: AskOptions, plugins: Any, warn: Warn, shards: Seque
     by_shard: dict[str, dict[str, StoredParagraph]] = {}
     for shard in all_shards:
         found = candidates_of(shard, options, since)
-        labelled = {f"p{i}": p for i, p in enumerate(found, start=1)}
-        by_shard[shard.name] = labelled
+        by_shard[shard.name] = {f"p{i}": p for i, p in enumerate(found, start=1)}
+    cover = coverage_function(all_shards, options.question)
+    coverages = {
+        (name, lab): cover(p.text) for name, found in by_shard.items() for lab, p in found.items()
+    }
+    best = max(coverages.values(), default=0.0)
+    for shard in all_shards:
+        labelled = by_shard[shard.name]
         requests.append(ReadRequest(
             question=options.question, shard=shard.name, source=shard.source,
             candidates=tuple(
-                Candidate(label=lab, text=p.text, score=p.score, ref=p.ref, time=p.time)
+                Candidate(label=lab, text=p.text, score=p.score, ref=p.ref, time=p.time,
+                          coverage=coverages[(shard.name, lab)])
                 for lab, p in labelled.items()
             ),
+            best_coverage=best,
         ))
     state["requests"] = requests
     readers = list(given) if given is not None else open_readers(home, plugins, options.reader)

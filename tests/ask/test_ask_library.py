@@ -21,8 +21,9 @@ from .conftest import Warnings, write_config
 PLUGINS = load_plugins()
 
 
-def run(home: Path, shards: list[MemoryShard], warnings: Warnings, **options: object):
-    return ask(Home(home), AskOptions(question="white whale", **options), plugins=PLUGINS,  # type: ignore[arg-type]
+def run(home: Path, shards: list[MemoryShard], warnings: Warnings, question: str = "white whale",
+        **options: object):
+    return ask(Home(home), AskOptions(question=question, **options), plugins=PLUGINS,  # type: ignore[arg-type]
                warn=warnings, shards=shards)
 
 
@@ -32,7 +33,7 @@ def stored(shards: list[MemoryShard]) -> dict[str, str]:
 
 def test_bm25_answer_is_verbatim_cited_and_in_time_order(home: Path, shards: list[MemoryShard],
                                                          warnings: Warnings) -> None:
-    result = run(home, shards, warnings)
+    result = run(home, shards, warnings, question="whale")
     data = unstructure(result)
     validate(data, "ask-result")
     texts = stored(shards)
@@ -69,9 +70,9 @@ def test_reader_option_picks_bm25_over_config(home: Path, shards: list[MemorySha
 
 
 def test_filter_and_since(home: Path, shards: list[MemoryShard], warnings: Warnings) -> None:
-    only_chats = run(home, shards, warnings, filter=("claude",))
+    only_chats = run(home, shards, warnings, question="whale", filter=("claude",))
     assert {p.source for p in only_chats.paragraphs} == {"claude"}
-    recent = run(home, shards, warnings, since=parse_since("2020-01-01"))
+    recent = run(home, shards, warnings, question="whale", since=parse_since("2020-01-01"))
     assert recent.paragraphs and all(p.time >= "2020-01-01" for p in recent.paragraphs)
     with pytest.raises(EpistemeError, match="unknown source") as caught:
         run(home, shards, warnings, filter=("nosuch",))

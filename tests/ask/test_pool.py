@@ -17,9 +17,9 @@ from .conftest import Warnings
 
 def request(i: int = 0) -> ReadRequest:
     return ReadRequest("where did the white whale swim", f"books-{i:04d}", "books", (
-        Candidate("p1", "Nothing of note.", 4.0, f"book:a/{i}#1"),
-        Candidate("p2", "The white whale swam north.", 3.0, f"book:a/{i}#2"),
-        Candidate("p3", "A whale, white as snow.", 1.0, f"book:a/{i}#3"),
+        Candidate("p1", "Nothing of note.", 4.0, f"book:a/{i}#1", coverage=0.9),
+        Candidate("p2", "The white whale swam north.", 3.0, f"book:a/{i}#2", coverage=0.8),
+        Candidate("p3", "A whale, white as snow.", 1.0, f"book:a/{i}#3", coverage=0.3),
     ))
 
 
@@ -83,7 +83,7 @@ def test_two_failures_fall_back_to_bm25_with_a_warning(reference: ReferenceServe
     reference.configure(mode="fail", count=2)
     [read] = run([http_reader(reference, slots=2)], [request()], warnings)
     assert read.fallback and read.reader == "bm25"
-    assert read.labels == ("p1", "p2")  # bm25: scores 4 and 3 are at least half the best; 1 is not
+    assert read.labels == ("p1", "p2")  # bm25: coverage 0.9 and 0.8 are at least half the best; 0.3 is not
     assert warnings.codes() == ["READER_FALLBACK"]
     assert "books-0000" in warnings[0][1] and "500" in warnings[0][1]
 
