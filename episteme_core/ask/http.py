@@ -139,4 +139,12 @@ class HttpKind:
     description = "a server speaking the HTTP reader protocol (llama-server, vLLM, the reference server)"
 
     def open(self, spec: ReaderSpec) -> HttpReader:
+        if "url" not in spec.options:
+            from episteme_core.errors import EpistemeError
+
+            raise EpistemeError(
+                "INVALID_USAGE", f"reader {spec.name!r} of kind http has no url",
+                hint='add {"name": ..., "url": "http://host:port"} to "readers" in config.json '
+                     "and pass that name to --reader",
+            )
         return HttpReader(spec)

@@ -78,6 +78,7 @@ def test_filter_since_and_budget(home_copy: Path) -> None:
     (["--since", "last tuesday", "whale"], "INVALID_USAGE", 2, "is not a date"),
     (["--budget", "0", "whale"], "INVALID_USAGE", 2, "between 1 and"),
     (["--reader", "gpt5", "whale"], "INVALID_USAGE", 2, "unknown reader"),
+    (["--reader", "http", "whale"], "INVALID_USAGE", 2, "has no url"),
 ])
 def test_bad_input_is_a_clear_error(home_copy: Path, args: list[str], code: str, exit_code: int,
                                     words: str) -> None:
