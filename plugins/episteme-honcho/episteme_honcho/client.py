@@ -54,7 +54,8 @@ class HonchoClient:
     max_pages: int = 10_000
     backoff_s: float = 0.25
     sleep: Callable[[float], None] = time.sleep
-    _client: Any = None
+    redact: Redactor = attrs.field(init=False)
+    _client: Any = attrs.field(init=False, default=None)
 
     def __attrs_post_init__(self) -> None:
         parts = urlsplit(self.base_url)
