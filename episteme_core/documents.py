@@ -8,6 +8,7 @@ the source (URL without fragment, or record id) and the object is the Document's
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from episteme_core.document import Document, document_from_json
 from episteme_core.records import StageEntry, StageIndex
@@ -15,6 +16,7 @@ from episteme_core.store.home import Home
 from episteme_core.store.stage import Stage
 
 STAGE = "documents"
+SOURCES_META = "sources"  # index meta: per source, what made its document
 
 
 def documents_stage(home: Home) -> Stage:
@@ -55,13 +57,48 @@ def write_documents(
 ) -> StageIndex:
     """Commit ``documents`` (objects first, then the index), keeping other sources' documents
     unless ``replace``; call inside ``ctx.writing()``. Returns the new index."""
+    return commit_documents(home, [(document, {}) for document in documents], [], replace=replace)
+
+
+def commit_documents(
+    home: Home,
+    written: Iterable[tuple[Document, dict[str, Any]]],
+    kept: Iterable[tuple[StageEntry, dict[str, Any]]],
+    *,
+    replace: bool = False,
+) -> StageIndex:
+    """Commit fresh documents and reused entries, each with its ``meta.sources`` record (what
+    ``extract`` compares to reuse a document). Without ``replace`` the other sources stay. An
+    index equal to the committed one is not rewritten. Call inside ``ctx.writing()``."""
     stage = documents_stage(home)
     previous = stage.read_index()
     entries: dict[str, StageEntry] = {}
+    records: dict[str, Any] = {}
     if previous is not None and not replace:
         entries = {entry.key: entry for entry in previous.entries}
-    for document in documents:
-        entries[document.source] = stage.put_bytes(document.source, document.to_bytes(), suffix=".json")
-    index = stage.commit(entries.values(), meta={"documents": len(entries)})
+        old = previous.meta.get(SOURCES_META)
+        records = dict(old) if isinstance(old, dict) else {}
+    for entry, record in kept:
+        entries[entry.key] = entry
+        records[entry.key] = {**record, "objectSha256": entry.sha256}
+    for document, record in written:
+        entry = stage.put_bytes(document.source, document.to_bytes(), suffix=".json")
+        entries[document.source] = entry
+        records[document.source] = {**record, "objectSha256": entry.sha256}
+    records = {key: records[key] for key in sorted(records) if key in entries}
+    meta = {"documents": len(entries), SOURCES_META: records}
+    ordered = sorted(entries.values(), key=lambda e: e.key)
+    if previous is not None and previous.entries == ordered and previous.meta == meta:
+        return previous
+    index = stage.commit(ordered, meta=meta)
     stage.prune(index)
     return index
+
+
+def source_records(index: StageIndex | None) -> dict[str, dict[str, Any]]:
+    """``meta.sources`` of a documents index: per source what made its document (snapshot id,
+    configuration sha256, producer version, object sha256) and its summary; {} when absent."""
+    raw = index.meta.get(SOURCES_META) if index is not None else None
+    if not isinstance(raw, dict):
+        return {}
+    return {key: value for key, value in raw.items() if isinstance(value, dict)}

@@ -117,9 +117,10 @@ def run_pipeline(ctx: Context, options: PipelineOptions) -> dict[str, Any]:
         captured = _capture(ctx, options)
         update("pipeline", 1, len(STAGES), "started", "Extracting documents")
         catalog = read_catalog(home)
-        wanted = _needs_extraction(home, catalog)
+        # extract reuses every document whose snapshot and configuration are unchanged
         documents = (
-            extract_documents(home, ctx.plugins, wanted, {}, stage_progress("extract")) if wanted else []
+            extract_documents(home, ctx.plugins, None, {}, stage_progress("extract"))
+            if catalog.sources() else []
         )
         for document in documents:
             for warning in document.warnings:

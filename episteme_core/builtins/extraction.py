@@ -86,10 +86,12 @@ def _configure(parser: argparse.ArgumentParser) -> None:
                         help="read at most N pages of a PDF (1-100000; default 2000)")
     parser.add_argument("--time-limit", type=int_range(1, 86_400), default=None, metavar="S",
                         help="seconds one document may take (1-86400; default 300 pdf, 120 html)")
+    parser.add_argument("--force", action="store_true",
+                        help="extract again even where the committed document can be reused")
 
 
 def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
-    from episteme_core.extract.run import extract_documents, summary
+    from episteme_core.extract.run import extract_sources
 
     options: dict[str, Any] = {}
     if args.max_pages is not None:
@@ -101,16 +103,18 @@ def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
         ctx.progress.update("extract", current, total, "completed", source)
 
     with ctx.writing() as home:
-        documents = extract_documents(home, ctx.plugins, args.sources or None, options, progress)
-    rows = [summary(d) for d in documents]
+        report = extract_sources(home, ctx.plugins, args.sources or None, options, progress,
+                                 force=args.force)
+    rows = report.rows
     for row in rows:
-        for warning in row["warnings"]:
+        for warning in row["warnings"] or ():
             ctx.warn("EXTRACTION_WARNING", f"{row['source']}: {warning}", source=row["source"],
                      snapshotId=row["snapshotId"])
-    lines = [f"{r['status']:8} {r['source']} ({r['extractor']}/{r['family']}, {r['sections']} sections, "
-             f"{r['blocks']} blocks)" for r in rows]
-    lines.append(f"{len(rows)} document(s) extracted")
-    return Outcome(data={"documents": rows}, text="\n".join(lines))
+    counts = report.counts()
+    lines = [f"{r['outcome']:9} {r['status']:8} {r['source']} ({r['extractor']}/{r['family']}, "
+             f"{r['sections']} sections, {r['blocks']} blocks)" for r in rows]
+    lines.append(f"{counts['extracted']} extracted, {counts['reused']} reused, {counts['failed']} failed")
+    return Outcome(data={"documents": rows, "counts": counts}, text="\n".join(lines))
 
 
 @hookimpl

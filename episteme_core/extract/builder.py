@@ -242,16 +242,7 @@ class DocumentBuilder:
         request = self.request
         family_name = getattr(self.family, "name", "generic")
         family_version = str(getattr(self.family, "version", "1"))
-        configuration = configuration_sha256(
-            extractor=self.extractor,
-            extractor_version=self.extractor_version,
-            family=family_name,
-            family_version=family_version,
-            rules=rules_of(self.family),
-            fragment=request.fragment,
-            authority=self.authority,
-            options=dict(request.options),
-        )
+        configuration = request_configuration(request, self.extractor, self.extractor_version)
         sections = self._sections_out()
         if request.fragment and self._status != "failed":
             sections = self._narrow(sections, request.fragment)
@@ -288,3 +279,19 @@ class DocumentBuilder:
             attributes=dict(self.attributes),
         )
         return seal(document)
+
+
+def request_configuration(request: ExtractRequest, extractor: str, extractor_version: str) -> str:
+    """The configuration sha256 of ``request`` read by ``extractor``: what, besides the bytes,
+    decides the document (family and its rules, fragment, authority, options). ``extract`` compares
+    it, with the snapshot id, to decide whether a committed document can be reused."""
+    return configuration_sha256(
+        extractor=extractor,
+        extractor_version=extractor_version,
+        family=getattr(request.family, "name", "generic"),
+        family_version=str(getattr(request.family, "version", "1")),
+        rules=rules_of(request.family),
+        fragment=request.fragment,
+        authority=request.effective_authority,
+        options=dict(request.options),
+    )

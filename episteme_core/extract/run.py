@@ -93,19 +93,140 @@ def plan(home: Home, plugins: Any, sources: Sequence[str] | None) -> tuple[Any, 
 def extract_one(catalog: Any, plugins: Any, item: Planned, options: dict[str, Any]) -> Document:
     content = catalog.content(item.record)
     extractor = item.extractor or choose_extractor(plugins, None, item.record, content)
+    return _run_extractor(extractor, _request(item, extractor, content, options), item.source)
+
+
+def _request(item: Planned, extractor: Any, content: bytes, options: dict[str, Any]) -> ExtractRequest:
     wanted = {k: v for k, v in options.items() if k in getattr(extractor, "option_names", ())}
-    request = ExtractRequest(record=item.record, content=content, family=item.family,
-                             fragment=item.fragment, authority=item.authority, options=wanted)
+    return ExtractRequest(record=item.record, content=content, family=item.family,
+                          fragment=item.fragment, authority=item.authority, options=wanted)
+
+
+def _run_extractor(extractor: Any, request: ExtractRequest, source: str) -> Document:
     try:
         document: Document = extractor.extract(request)
     except EpistemeError:
         raise
     except Exception as exc:
         raise EpistemeError(
-            "PROCESSING_FAILED", f"extraction failed for {item.source}: {type(exc).__name__}: {exc}",
-            details={"source": item.source, "extractor": extractor.name},
+            "PROCESSING_FAILED", f"extraction failed for {source}: {type(exc).__name__}: {exc}",
+            details={"source": source, "extractor": extractor.name},
         ) from exc
     return document
+
+
+def _extractor_by_type(plugins: Any, record: SnapshotRecord) -> Any | None:
+    """The extractor the declared media type selects, or None when only the bytes can tell."""
+    mtype = media_type(record.content_type)
+    if not mtype:
+        return None
+    for extractor in plugins.all("extractor"):
+        if mtype in getattr(extractor, "content_types", ()):
+            return extractor
+    if mtype.endswith("+xml"):
+        return plugins.get("extractor", "xml")
+    return None
+
+
+# Diagnostics that depend on the machine, not on the inputs: such a document is never reused.
+TRANSIENT = frozenset({"TIME_LIMIT"})
+
+
+def reuse_key(item: Planned, extractor: Any, options: dict[str, Any]) -> dict[str, str]:
+    """What must be unchanged for a committed document to be reused: the latest snapshot id, the
+    configuration sha256 (extractor id+version, family+version+rules, fragment, authority,
+    options) and this episteme's version."""
+    from episteme_core import __version__
+    from episteme_core.extract.builder import request_configuration
+
+    request = _request(item, extractor, b"", options)
+    return {
+        "snapshotId": item.record.id,
+        "configurationSha256": request_configuration(request, extractor.name,
+                                                     str(getattr(extractor, "version", ""))),
+        "producerVersion": __version__,
+    }
+
+
+def _reusable(record: dict[str, Any] | None, entry: Any, key: dict[str, str], stage: Any) -> bool:
+    if record is None or entry is None:
+        return False
+    if any(record.get(name) != value for name, value in key.items()):
+        return False
+    if record.get("objectSha256") != entry.sha256 or not stage.object_path(entry).is_file():
+        return False
+    return not set(record.get("diagnostics") or ()) & TRANSIENT
+
+
+@attrs.frozen
+class ExtractReport:
+    """What ``extract`` did: a row per source (``outcome`` extracted, reused or failed) and the
+    documents it extracted afresh (reused ones are not read back)."""
+
+    rows: list[dict[str, Any]]
+    documents: list[Document]
+
+    def counts(self) -> dict[str, int]:
+        counts = {"extracted": 0, "reused": 0, "failed": 0}
+        for row in self.rows:
+            counts[row["outcome"]] += 1
+        return counts
+
+
+def extract_sources(
+    home: Home,
+    plugins: Any,
+    sources: Sequence[str] | None = None,
+    options: dict[str, Any] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+    *,
+    force: bool = False,
+) -> ExtractReport:
+    """Extract what changed and commit; call under the writer lock.
+
+    A source whose committed document was made from the same latest snapshot, configuration and
+    episteme version is reused without reading its bytes (unless ``force``); the committed bytes
+    are the same either way. Nothing is committed unless every source extracted.
+    """
+    from episteme_core.documents import commit_documents, documents_stage, source_records
+
+    options = dict(options or {})
+    catalog, planned = plan(home, plugins, sources)
+    stage = documents_stage(home)
+    previous = stage.read_index()
+    entries = {entry.key: entry for entry in previous.entries} if previous else {}
+    records = source_records(previous)
+    written: list[tuple[Document, dict[str, Any]]] = []
+    kept: list[tuple[Any, dict[str, Any]]] = []
+    rows: list[dict[str, Any]] = []
+    for n, item in enumerate(planned, start=1):
+        content: bytes | None = None
+        extractor = item.extractor or _extractor_by_type(plugins, item.record)
+        if extractor is None:
+            content = catalog.content(item.record)
+            extractor = choose_extractor(plugins, None, item.record, content)
+        key = reuse_key(item, extractor, options)
+        old = records.get(item.source)
+        if not force and _reusable(old, entries.get(item.source), key, stage):
+            assert old is not None
+            kept.append((entries[item.source], old))
+            rows.append({**_row(old), "outcome": "failed" if old.get("status") == "failed" else "reused"})
+        else:
+            if content is None:
+                content = catalog.content(item.record)
+            document = _run_extractor(extractor, _request(item, extractor, content, options), item.source)
+            record = {**key, **summary(document)}
+            written.append((document, record))
+            rows.append({**_row(record), "outcome": "failed" if document.status == "failed" else "extracted"})
+        if progress:
+            progress(n, len(planned), item.source)
+    if rows or not sources:
+        commit_documents(home, written, kept, replace=not sources)
+    return ExtractReport(rows=rows, documents=[document for document, _ in written])
+
+
+def _row(record: dict[str, Any]) -> dict[str, Any]:
+    return {name: record.get(name) for name in SUMMARY_FIELDS}
 
 
 def extract_documents(
@@ -115,18 +236,13 @@ def extract_documents(
     options: dict[str, Any] | None = None,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> list[Document]:
-    """Extract and commit; call under the writer lock. Returns the documents written."""
-    from episteme_core.documents import write_documents
+    """Extract what changed and commit (see ``extract_sources``); returns the documents extracted
+    afresh. Sources whose committed document was reused are not among them."""
+    return extract_sources(home, plugins, sources, options, progress).documents
 
-    catalog, planned = plan(home, plugins, sources)
-    documents = []
-    for n, item in enumerate(planned, start=1):
-        documents.append(extract_one(catalog, plugins, item, dict(options or {})))
-        if progress:
-            progress(n, len(planned), item.source)
-    if documents or not sources:
-        write_documents(home, documents, replace=not sources)
-    return documents
+
+SUMMARY_FIELDS = ("source", "documentId", "snapshotId", "extractor", "family", "status", "title",
+                  "sections", "blocks", "warnings", "diagnostics")
 
 
 def summary(document: Document) -> dict[str, Any]:
