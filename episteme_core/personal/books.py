@@ -138,12 +138,11 @@ def read_book(path: Path, corpus: str, book: str, *, max_bytes: int = DEFAULT_MA
         "sha256": sha256_hex(data),
         "crlf": "\r\n" in decoded,
     }
-    front, body, consumed = parse_front_matter(text) if markdown or text.startswith("---\n") else (
-        {}, text, 0
-    )
+    front, body, consumed, raw_front = parse_front_matter(text, strict=not markdown)
     first_line = consumed + 1
-    if front:
+    if consumed:
         metadata["frontMatter"] = front
+        metadata["frontMatterText"] = raw_front
     gutenberg_body, body_line, gutenberg = split_gutenberg(body)
     if gutenberg is not None:
         metadata["gutenberg"] = gutenberg

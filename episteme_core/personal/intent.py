@@ -73,14 +73,15 @@ def read_intent(path: Path) -> Record:
     data = path.read_bytes()
     decoded, encoding = decode_text(data)
     text = normalise_newlines(decoded)
-    front, body, consumed = parse_front_matter(text)
+    front, body, consumed, raw_front = parse_front_matter(text)
     time = parse_time(front["date"]) if front.get("date") else None
     metadata: dict[str, Any] = {
         "encoding": encoding, "bytes": len(data), "sha256": sha256_hex(data),
         "timeFrom": "frontMatter" if time else "mtime",
     }
-    if front:
+    if consumed:
         metadata["frontMatter"] = front
+        metadata["frontMatterText"] = raw_front
     if time is None:
         time = from_timestamp(info.st_mtime)
     paragraphs = []

@@ -88,26 +88,31 @@ def split_paragraphs(
     return paragraphs
 
 
-def parse_front_matter(text: str) -> tuple[dict[str, str], str, int]:
-    """Split ``---`` front matter (simple ``key: value`` lines) off the top of ``text``.
+def parse_front_matter(text: str, *, strict: bool = False) -> tuple[dict[str, str], str, int, str]:
+    """Split ``---`` front matter off the top of ``text``: its ``key: value`` fields, the rest of the
+    text, how many lines it took, and its raw text (kept so nothing of the source is lost).
 
-    Returns the fields, the rest of the text, and how many lines the front matter took.
+    ``strict`` (plain-text files): only a block made entirely of ``key: value`` lines counts.
     """
     if not text.startswith("---\n"):
-        return {}, text, 0
+        return {}, text, 0, ""
     end = text.find("\n---", 3)
     while end != -1 and text[end + 4:end + 5] not in ("\n", ""):
         end = text.find("\n---", end + 4)
     if end == -1:
-        return {}, text, 0
+        return {}, text, 0, ""
     block = text[4:end]
     fields: dict[str, str] = {}
     for line in block.split("\n"):
         key, sep, value = line.partition(":")
         if sep and key.strip() and not key.startswith((" ", "\t", "-", "#")):
             fields[key.strip().lower()] = value.strip().strip("'\"")
+        elif strict and line.strip():
+            return {}, text, 0, ""
+    if strict and not fields:
+        return {}, text, 0, ""
     rest = text[end + 4:]
     if rest.startswith("\n"):
         rest = rest[1:]
     consumed = text[:end + 4].count("\n") + 1
-    return fields, rest, consumed
+    return fields, rest, consumed, block

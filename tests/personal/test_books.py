@@ -139,3 +139,15 @@ def test_max_bytes_is_a_bound(books: Path, cli: Cli) -> None:
     assert "book:library/pg2701_moby_dick" in at.envelope["data"]["records"]
     past = cli("ingest", "books", str(books), "--no-pack", "--max-bytes", "0", "--json")
     assert past.exit_code == 2 and past.envelope["error"]["code"] == "INVALID_USAGE"
+
+
+def test_dashes_in_a_plain_text_book_are_not_front_matter(tmp_path: Path) -> None:
+    folder = tmp_path / "t"
+    folder.mkdir()
+    (folder / "a.txt").write_text("---\nA scene break, not metadata.\n---\n\nNext.\n", encoding="utf-8")
+    record = read_book(folder / "a.txt", "t", "a")
+    assert [p.text for p in record.paragraphs] == ["---\nA scene break, not metadata.\n---", "Next."]
+    assert "frontMatter" not in record.metadata
+    (folder / "b.md").write_text("---\ntags:\n  - x\n---\nBody\n", encoding="utf-8")
+    kept = read_book(folder / "b.md", "t", "b")
+    assert kept.metadata["frontMatterText"] == "tags:\n  - x"  # kept whole, nothing lost
