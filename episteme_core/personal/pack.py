@@ -6,7 +6,6 @@ Each step calls the library function of the stage that owns it (``extract.run.ex
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from episteme_core.errors import EpistemeError
@@ -17,24 +16,6 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_CHARS = 6000
 DEFAULT_OVERLAP_CHARS = 400
-
-
-def pending_sources(home: Home) -> list[str]:
-    """Sources whose latest snapshot has no document yet (or an older one)."""
-    from episteme_core.documents import documents_stage
-    from episteme_core.snapshots import read_catalog
-
-    catalog = read_catalog(home)
-    stage = documents_stage(home)
-    index = stage.read_index()
-    extracted: dict[str, str | None] = {}
-    for entry in index.entries if index else []:
-        body = json.loads(stage.read_bytes(entry))  # hash-checked against the index
-        extracted[entry.key] = body.get("snapshotId") if isinstance(body, dict) else None
-    return [
-        source for source in catalog.sources()
-        if extracted.get(source) != catalog.state(source).latest
-    ]
 
 
 def _chunk_options(home: Home) -> tuple[int, int]:
@@ -66,13 +47,12 @@ def pack_stages(ctx: Context, *, reshard: bool = False) -> dict[str, Any]:
     try:
         from episteme_core.extract.run import extract_documents
 
-        pending = pending_sources(home)
-
         def extracted(current: int, total: int, source: str) -> None:
             ctx.progress.update("extract", current, total, "completed" if current == total else "started",
                                 source)
 
-        documents = extract_documents(home, ctx.plugins, pending, None, extracted) if pending else []
+        # extraction reuses every document whose snapshot and configuration did not change
+        documents = extract_documents(home, ctx.plugins, None, None, extracted)
         report["extracted"] = len(documents)
         for document in documents:
             for warning in document.warnings:
