@@ -13,6 +13,7 @@ import attrs
 
 from episteme_core.canonical import sha256_hex
 from episteme_core.errors import EpistemeError
+from episteme_core.personal.defaults import BOOK_MAX_BYTES
 from episteme_core.personal.model import (
     Paragraph,
     Record,
@@ -32,7 +33,7 @@ from episteme_core.personal.text import (
 SOURCE = "books"
 TEXT_SUFFIXES = (".txt", ".text")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
-DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_BYTES = BOOK_MAX_BYTES
 
 _START = re.compile(
     r"^[ \t]*\*{3}[ \t]*START OF (?:THE|THIS) PROJECT GUTENBERG E-?BOOK\b.*$", re.IGNORECASE | re.MULTILINE

@@ -19,6 +19,7 @@ import attrs
 
 from episteme_core.canonical import canonical_text
 from episteme_core.errors import EpistemeError
+from episteme_core.personal.defaults import CLAUDE_MAX_BYTES, CLAUDE_MAX_LINE_BYTES, CLAUDE_PROJECTS
 from episteme_core.personal.model import (
     Paragraph,
     Record,
@@ -29,9 +30,9 @@ from episteme_core.personal.model import (
 )
 
 SOURCE = "claude"
-DEFAULT_PROJECTS = "~/.claude/projects"
-DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
-DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+DEFAULT_PROJECTS = CLAUDE_PROJECTS
+DEFAULT_MAX_LINE_BYTES = CLAUDE_MAX_LINE_BYTES
+DEFAULT_MAX_BYTES = CLAUDE_MAX_BYTES
 TITLE_CHARS = 120
 
 Warn = Callable[[str, str], None]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from episteme_core.errors import EpistemeError
-from episteme_core.personal.model import RECORD_CONTENT_TYPE, record_from_bytes
+from episteme_core.personal.defaults import RECORD_CONTENT_TYPE
 
 if TYPE_CHECKING:
     from episteme_core.document import Document
@@ -40,6 +40,7 @@ class RecordExtractor:
 
     def extract(self, request: ExtractRequest) -> Document:
         from episteme_core.extract.builder import DocumentBuilder
+        from episteme_core.personal.model import record_from_bytes
 
         builder = DocumentBuilder(
             request, extractor=NAME, extractor_version=VERSION, document_type=DOCUMENT_TYPE

@@ -10,9 +10,9 @@ import attrs
 
 from episteme_core.canonical import canonical_bytes, loads_strict
 from episteme_core.errors import EpistemeError
+from episteme_core.personal.defaults import RECORD_CONTENT_TYPE as RECORD_CONTENT_TYPE
 
 RECORD_SCHEMA_VERSION = "1"
-RECORD_CONTENT_TYPE = "application/vnd.episteme.record+json"
 CONTENT_TRUST = "untrusted-source"
 MAX_ID_CHARS = 1024
 

@@ -40,7 +40,7 @@ class BooksSource:
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
         from episteme_core.cli.parser import add_int_option
-        from episteme_core.personal.books import DEFAULT_MAX_BYTES
+        from episteme_core.personal.defaults import BOOK_MAX_BYTES as DEFAULT_MAX_BYTES
 
         parser.add_argument("corpus", nargs="+", metavar="DIR", help="a folder of books")
         add_int_option(parser, "--max-bytes", default=DEFAULT_MAX_BYTES, low=1, high=4 * GIB,
@@ -67,7 +67,8 @@ class ClaudeSource:
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
         from episteme_core.cli.parser import add_int_option
-        from episteme_core.personal.claude import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINE_BYTES
+        from episteme_core.personal.defaults import CLAUDE_MAX_BYTES as DEFAULT_MAX_BYTES
+        from episteme_core.personal.defaults import CLAUDE_MAX_LINE_BYTES as DEFAULT_MAX_LINE_BYTES
 
         parser.add_argument(
             "--projects", metavar="DIR", default=None,
