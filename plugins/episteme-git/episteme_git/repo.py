@@ -75,9 +75,15 @@ def open_repo(path: Path, name: str | None = None) -> Repo:
         capture_output=True, env={**os.environ, "LC_ALL": "C"}, check=False,
     )
     if probe.returncode != 0:
+        said = probe.stderr.decode("utf-8", "replace").strip().splitlines()
+        reason = said[0].removeprefix("fatal: ") if said else "not a git repository"
+        dubious = "dubious ownership" in reason
         raise EpistemeError(
-            "INVALID_INPUT", f"{path}: not a git repository",
-            details={"path": str(path)}, hint="pass the folder of a git work tree or bare repository",
+            "INVALID_INPUT",
+            f"{path}: {'git refuses it (dubious ownership)' if dubious else 'not a git repository'}",
+            details={"path": str(path), "git": reason},
+            hint="add it to git's safe.directory list" if dubious
+            else "pass the folder of a git work tree or bare repository",
         )
     lines = probe.stdout.decode("utf-8", "replace").splitlines()
     if lines and lines[0] == "true" or len(lines) < 2:
