@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,22 @@ def test_one_store_ask_reaches_books_and_chats(books: Path, projects: Path, cli:
     assert book.exit_code == 0 and "book:library/pg1342_pride_and_prejudice" in book.stdout
     recent = cli("ask", "parser lexer", "--since", "2026-01-01", "--json")
     assert recent.exit_code == 0 and "-path-to-Demo" not in recent.stdout  # that session is from 2025
+
+
+def test_one_store_query_reaches_specs_and_records(projects: Path, tmp_path: Path, cli: Cli) -> None:
+    page = tmp_path / "spec.txt"
+    page.write_text("The parser MUST reject a lexer token it cannot read.\n", encoding="utf-8")
+    entry = {"sourceUrl": "https://example.org/spec", "localPath": "spec.txt"}
+    (tmp_path / "map.json").write_text(json.dumps([entry]))
+    assert cli("manual-ingest", "--map", str(tmp_path / "map.json")).exit_code == 0
+    assert cli("ingest", "claude", "--projects", str(projects)).exit_code == 0  # packs the spec too
+    both = cli("query", "--term", "parser lexer", "--limit", "20", "--json")
+    assert both.exit_code == 0, both.stderr
+    kinds = {r["citation"].get("recordId") is None for r in both.envelope["data"]["results"]}
+    assert kinds == {True, False}  # a spec chunk and record chunks in one ranking
+    narrowed = cli("query", "--term", "parser lexer", "--source", "claude", "--json")
+    assert narrowed.envelope["data"]["results"]
+    assert all(r["citation"].get("recordId", "").startswith("chat:claude/")
+               for r in narrowed.envelope["data"]["results"])
+    since = cli("query", "--term", "parser lexer", "--source", "claude", "--since", "2026-01-01", "--json")
+    assert not any("-path-to-Demo" in json.dumps(r) for r in since.envelope["data"]["results"])
