@@ -19,8 +19,8 @@ from episteme_core.personal.model import (
     Record,
     build_record,
     from_timestamp,
+    id_segment,
     parse_time,
-    safe_name,
 )
 from episteme_core.personal.text import (
     decode_text,
@@ -115,8 +115,11 @@ def split_gutenberg(text: str) -> tuple[str, int, dict[str, Any] | None]:
     return body, first_line, meta
 
 
-def read_book(path: Path, corpus: str, book: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Record:
-    """One book file as a record; a file that is not a readable book raises ``Skipped``."""
+def read_book(
+    path: Path, corpus: str, book: str, *, max_bytes: int = DEFAULT_MAX_BYTES, relative: str | None = None
+) -> Record:
+    """One book file as the record ``book:<corpus>/<book>`` (both already id-safe); a file that is
+    not a readable book raises ``Skipped``. ``relative`` is its path in the corpus, for metadata."""
     info = os.lstat(path)
     if stat.S_ISLNK(info.st_mode):
         raise Skipped("symlink", f"{path}: a symbolic link, skipped")
@@ -132,7 +135,7 @@ def read_book(path: Path, corpus: str, book: str, *, max_bytes: int = DEFAULT_MA
     markdown = path.suffix.lower() in MARKDOWN_SUFFIXES
     metadata: dict[str, Any] = {
         "corpus": corpus,
-        "path": book + path.suffix,
+        "path": relative if relative is not None else book + path.suffix,
         "format": "markdown" if markdown else "text",
         "encoding": encoding,
         "bytes": len(data),
@@ -184,7 +187,9 @@ def _title(
         for paragraph in paragraphs:
             if paragraph.kind == "heading":
                 return paragraph.text.lstrip("#").strip()
-    return book.rsplit("/", 1)[-1]
+    from urllib.parse import unquote
+
+    return unquote(book.rsplit("/", 1)[-1])
 
 
 def corpus_name(directory: Path) -> str:
@@ -204,25 +209,27 @@ def scan_books(
             raise EpistemeError(
                 "INVALID_INPUT", f"{directory}: not a folder of books", details={"path": str(directory)}
             )
-        corpus = corpus_name(directory)
-        if not safe_name(corpus):
+        corpus = id_segment(corpus_name(directory)) or ""
+        if not corpus:
             raise EpistemeError(
                 "INVALID_INPUT", f"{directory}: the folder name {corpus!r} cannot be part of a record id",
                 details={"path": str(directory)},
             )
         for path in _walk(directory, scan, warn):
-            relative = path.relative_to(directory).with_suffix("").as_posix()
-            if not all(safe_name(part) for part in relative.split("/")):
+            relative = path.relative_to(directory).as_posix()
+            segments = [id_segment(part) for part in path.relative_to(directory).with_suffix("").parts]
+            if not all(segments):
                 scan.skip("badName")
                 warn("BOOK_SKIPPED", f"{path}: the name cannot be part of a record id, skipped")
                 continue
-            record_id = f"book:{corpus}/{relative}"
+            book = "/".join(s for s in segments if s)
+            record_id = f"book:{corpus}/{book}"
             if record_id in seen:
                 scan.skip("duplicate")
                 warn("BOOK_SKIPPED", f"{path}: {record_id} was already read from another file, skipped")
                 continue
             try:
-                record = read_book(path, corpus, relative, max_bytes=max_bytes)
+                record = read_book(path, corpus, book, max_bytes=max_bytes, relative=relative)
             except Skipped as skipped:
                 scan.skip(skipped.reason)
                 warn("BOOK_SKIPPED", skipped.message)

@@ -25,8 +25,8 @@ from episteme_core.personal.model import (
     Record,
     build_record,
     from_timestamp,
+    id_segment,
     parse_time,
-    safe_name,
 )
 
 SOURCE = "claude"
@@ -230,7 +230,9 @@ def read_session(
 ) -> Record | None:
     """The record of one session with its sub-agent files; None when it has no paragraphs."""
     warn = warn or (lambda code, message: None)
-    project, session = project_dir.name, session_file.name[: -len(".jsonl")]
+    raw_session = session_file.name[: -len(".jsonl")]
+    project = id_segment(project_dir.name) or "_"
+    session = id_segment(raw_session) or "_"
     files = [session_file]
     subagents = session_file.with_suffix("") / "subagents"
     if subagents.is_dir() and not subagents.is_symlink():
@@ -255,7 +257,7 @@ def read_session(
         with open(path, "rb") as handle:
             parsed = parse_transcript(handle, max_line_bytes=max_line_bytes, agent_file=agent, seen=seen)
         if agent is not None:
-            attached.append(f"{session}/subagents/{path.name}")
+            attached.append(f"{raw_session}/subagents/{path.name}")
             for paragraph in parsed.paragraphs:
                 paragraph.attributes.setdefault("agentId", agent.removeprefix("agent-"))
         paragraphs.extend(parsed.paragraphs)
@@ -270,8 +272,8 @@ def read_session(
     times = [p.time for p in paragraphs if p.time]
     time = times[0] if times else from_timestamp(session_file.stat().st_mtime)
     metadata: dict[str, Any] = {
-        "project": project,
-        "session": session,
+        "project": project_dir.name,
+        "session": raw_session,
         "lines": lines,
         "skipped": skipped,
         "versions": sorted(versions),
@@ -326,13 +328,13 @@ def scan_projects(
             scan.add_skips({"symlink": 1})
             warn("TRANSCRIPT_SKIPPED", f"{project_dir}: a symbolic link, skipped")
             continue
-        if not safe_name(project_dir.name):
+        if id_segment(project_dir.name) is None:
             scan.sessions_skipped += 1
             warn("TRANSCRIPT_SKIPPED", f"{project_dir}: the name cannot be part of a record id, skipped")
             continue
         for session_file in sorted(project_dir.glob("*.jsonl")):
             session = session_file.name[: -len(".jsonl")]
-            if session_file.name.startswith(".") or not safe_name(session):
+            if session_file.name.startswith(".") or id_segment(session) is None:
                 scan.sessions_skipped += 1
                 warn("TRANSCRIPT_SKIPPED", f"{session_file}: the name cannot be part of a record id, skipped")
                 continue

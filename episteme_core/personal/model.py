@@ -127,6 +127,21 @@ def safe_name(value: str) -> bool:
     )
 
 
+_ENCODE = re.compile(r"[\s#/@\\%\x00-\x1f\x7f]")
+
+
+def id_segment(name: str) -> str | None:
+    """``name`` (a file, folder or repository name) as one segment of a record id, or None.
+
+    Whitespace, ``#``, ``/``, ``@``, ``\\``, ``%`` and control characters are percent-encoded
+    (``Pride and Prejudice`` becomes ``Pride%20and%20Prejudice``), so any real name gives a safe,
+    stable id; ``.``, ``..``, empty and over-long names give None.
+    """
+    if not name or name in (".", "..") or len(name) > 255:
+        return None
+    return _ENCODE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode("utf-8")), name)
+
+
 def utc_iso(moment: datetime) -> str:
     """ISO 8601 in UTC with a ``Z``; milliseconds only when the moment has them."""
     moment = moment.astimezone(UTC)

@@ -151,3 +151,14 @@ def test_dashes_in_a_plain_text_book_are_not_front_matter(tmp_path: Path) -> Non
     (folder / "b.md").write_text("---\ntags:\n  - x\n---\nBody\n", encoding="utf-8")
     kept = read_book(folder / "b.md", "t", "b")
     assert kept.metadata["frontMatterText"] == "tags:\n  - x"  # kept whole, nothing lost
+
+
+def test_names_with_spaces_and_hashes_become_safe_ids(tmp_path: Path) -> None:
+    folder = tmp_path / "My Books"
+    (folder / "Vol #1").mkdir(parents=True)
+    (folder / "Vol #1" / "Pride and Prejudice.txt").write_text("It is a truth.\n", encoding="utf-8")
+    scan = scan_books([folder])
+    [record] = scan.records
+    assert record.id == "book:My%20Books/Vol%20%231/Pride%20and%20Prejudice"
+    assert record.title == "Pride and Prejudice"
+    assert record.metadata["path"] == "Vol #1/Pride and Prejudice.txt"

@@ -125,7 +125,7 @@ def test_grown_transcript_appends_only_what_is_new(projects: Path, home: Path, c
     assert tree(home) == state
 
 
-def test_symlinks_and_unsafe_names_are_skipped(tmp_path: Path, projects: Path) -> None:
+def test_symlinks_are_skipped_and_odd_names_encoded(tmp_path: Path, projects: Path) -> None:
     outside = tmp_path / "elsewhere.jsonl"
     shutil.copy(FIXTURES / "claude" / "spotter__short.jsonl", outside)
     (projects / "-tmp" / "linked.jsonl").symlink_to(outside)
@@ -135,9 +135,9 @@ def test_symlinks_and_unsafe_names_are_skipped(tmp_path: Path, projects: Path) -
     scan = scan_projects(projects, warn=lambda code, message: codes.append(code))
     assert sorted(r.id for r in scan.records) == sorted([
         f"chat:claude/{SPOTTER}/{SHORT}", f"chat:claude/{SPOTTER}/{HEAVY}",
-        f"chat:claude/-path-to-Demo/{V1}", "chat:claude/-tmp/edge_cases",
+        f"chat:claude/-path-to-Demo/{V1}", "chat:claude/-tmp/edge_cases", "chat:claude/-tmp/bad%23name",
     ])
-    assert codes.count("TRANSCRIPT_SKIPPED") == 3
+    assert codes.count("TRANSCRIPT_SKIPPED") == 2
 
 
 def test_a_missing_projects_folder_is_a_clear_error(tmp_path: Path, cli: Cli) -> None:

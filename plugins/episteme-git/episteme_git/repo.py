@@ -18,7 +18,14 @@ from typing import Any
 import attrs
 
 from episteme_core.errors import EpistemeError
-from episteme_core.personal.model import Paragraph, Record, build_record, from_timestamp, safe_name
+from episteme_core.personal.model import (
+    Paragraph,
+    Record,
+    build_record,
+    from_timestamp,
+    id_segment,
+    safe_name,
+)
 from episteme_core.personal.text import decode_text, split_paragraphs
 
 SOURCE = "git"
@@ -92,11 +99,12 @@ def open_repo(path: Path, name: str | None = None) -> Repo:
     else:
         top = Path(lines[1])
         default = top.name
-    chosen = name or default
-    if not safe_name(chosen):
+    # a name the user gives must be plain; a folder's name is made id-safe (spaces percent-encoded)
+    chosen = (name if name and safe_name(name) else "") if name else (id_segment(default) or "")
+    if not chosen:
         raise EpistemeError(
-            "INVALID_INPUT", f"{chosen!r} cannot name a repository in record ids",
-            details={"name": chosen}, hint="pass --name with letters, digits, '-', '_' or '.'",
+            "INVALID_INPUT", f"{name or default!r} cannot name a repository in record ids",
+            details={"name": name or default}, hint="pass --name with a plain name",
         )
     return Repo(top, chosen)
 
