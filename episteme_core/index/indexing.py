@@ -135,7 +135,8 @@ def index_home(
     covered: set[str] = set()
     dropped: list[str] = []
     deleted_rows = 0
-    next_seq: dict[str, int] = {}
+    # Shard numbers only grow (kept across commits, even --reshard): a name never means two contents.
+    next_seq: dict[str, int] = dict((previous.meta.get("nextShard") or {}) if previous else {})
     if previous is not None and not resharded:
         old_infos = previous.meta.get("shards") or {}
         for entry in previous.entries:
@@ -200,6 +201,7 @@ def index_home(
         "shards": infos,
         "chunks": sum(sources.values()),
         "sources": dict(sorted(sources.items())),
+        "nextShard": dict(sorted(next_seq.items())),
     }
     ordered = sorted(entries.values(), key=lambda e: e.key)
     if previous is not None and previous.entries == ordered and previous.meta == meta:
