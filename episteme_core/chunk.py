@@ -108,6 +108,13 @@ def seal(chunk: Chunk) -> Chunk:
     return attrs.evolve(chunk, id=chunk_id(chunk.to_json()))
 
 
+def sealed_json(chunk: Chunk) -> dict[str, Any]:
+    """The JSON of ``chunk`` with its content-derived id (one unstructure: the fast path for stages)."""
+    data = chunk.to_json()
+    data["id"] = chunk_id(data)
+    return data
+
+
 def chunk_from_json(data: Any, *, source: str) -> Chunk:
     """Build a Chunk from JSON (no id check: callers that need one compare ``chunk_id``)."""
     from episteme_core.convert import structure

@@ -8,16 +8,21 @@ a verbatim source span, the characters of the decoded source.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from episteme_core.chunk import Chunk, ChunkBlock
-from episteme_core.document import CONTENT_TRUST, Span
 from episteme_core.errors import EpistemeError
 from episteme_core.index.analyzer import query_terms
 from episteme_core.index.shards import Filters, open_shards
 from episteme_core.store.home import Home
+
+if TYPE_CHECKING:
+    from episteme_core.chunk import Chunk
+
+# The query path reads chunk rows as JSON (no record building, no document model import): a cold
+# ``episteme query`` pays only for what it prints.
+CONTENT_TRUST = "untrusted-source"
 
 DEFAULT_LIMIT, MAX_LIMIT = 10, 100
 DEFAULT_MAX_CHARS, MIN_MAX_CHARS, MAX_MAX_CHARS = 1200, 80, 20_000
@@ -43,7 +48,7 @@ class Citation:
     paragraph: int | None
     time: str | None
     position_in: str  # "source": selector offsets index the decoded source; "block": the block's text
-    span: Span | None  # the quote's characters in the decoded source (verbatim blocks) or the block's span
+    span: dict[str, int] | None  # the quote in the decoded source (verbatim blocks), else the block's span
     span_exact: bool  # True when ``span`` holds exactly the quote
     selector: list[dict[str, Any]]
 
@@ -136,53 +141,61 @@ def _first_match(text: str, terms: list[str]) -> int:
     return 0
 
 
-def _primary(chunk: Chunk, start: int, end: int) -> ChunkBlock:
-    for block in chunk.blocks:
-        length = block.end - block.start
-        if block.offset + length > start and block.offset < end:
+def _primary(row: dict[str, Any], start: int, end: int) -> dict[str, Any]:
+    blocks: list[dict[str, Any]] = row["blocks"]
+    for block in blocks:
+        length = block["end"] - block["start"]
+        if block["offset"] + length > start and block["offset"] < end:
             return block
-    return chunk.blocks[0]
+    return blocks[0]
 
 
 def cite(chunk: Chunk, start: int, end: int) -> Citation:
     """The citation of ``chunk.text[start:end]``, narrowed to the one block where it begins."""
-    block = _primary(chunk, start, end)
-    length = block.end - block.start
-    lo = max(start, block.offset)
-    hi = min(end, block.offset + length)
-    exact = chunk.text[lo:hi]
-    in_block = (block.start + lo - block.offset, block.start + hi - block.offset)
-    part_lo, part_hi = block.offset, block.offset + length
-    prefix = chunk.text[max(part_lo, lo - CONTEXT_CHARS) : lo]
-    suffix = chunk.text[hi : min(part_hi, hi + CONTEXT_CHARS)]
-    verbatim = block.verbatim and block.span is not None
-    if verbatim and block.span is not None:
-        base = block.span.start
+    return cite_row(chunk.to_json(), start, end)
+
+
+def cite_row(row: dict[str, Any], start: int, end: int) -> Citation:
+    """``cite`` over a chunk's JSON (what shards store)."""
+    block = _primary(row, start, end)
+    text: str = row["text"]
+    offset, length = block["offset"], block["end"] - block["start"]
+    lo = max(start, offset)
+    hi = min(end, offset + length)
+    exact = text[lo:hi]
+    in_block = (block["start"] + lo - offset, block["start"] + hi - offset)
+    prefix = text[max(offset, lo - CONTEXT_CHARS) : lo]
+    suffix = text[hi : min(offset + length, hi + CONTEXT_CHARS)]
+    block_span = block.get("span")
+    verbatim = bool(block.get("verbatim")) and block_span is not None
+    if verbatim and block_span is not None:
+        base = block_span["start"]
         position = {"type": "TextPositionSelector", "start": base + in_block[0], "end": base + in_block[1]}
-        span: Span | None = Span(base + in_block[0], base + in_block[1])
+        span = {"start": base + in_block[0], "end": base + in_block[1]}
     else:
         position = {"type": "TextPositionSelector", "start": in_block[0], "end": in_block[1]}
-        span = block.span
-    fragment = block.anchor or chunk.fragment
-    if chunk.record_id is not None and chunk.paragraph is not None:
-        link: str | None = f"{chunk.record_id}#{chunk.paragraph}"
-    elif chunk.url:
-        link = f"{chunk.url}#{fragment}" if fragment else chunk.url
+        span = dict(block_span) if block_span else None
+    fragment = block.get("anchor") or row.get("fragment")
+    url = row.get("url")
+    if row.get("recordId") is not None and row.get("paragraph") is not None:
+        link: str | None = f"{row['recordId']}#{row['paragraph']}"
+    elif url:
+        link = f"{url}#{fragment}" if fragment else url
     else:
         link = None
     return Citation(
-        url=chunk.url,
+        url=url,
         fragment=fragment,
         link=link,
-        snapshot_id=chunk.snapshot_id,
-        source_sha256=chunk.source_sha256,
-        document_id=chunk.document_id,
-        section_id=chunk.section_id,
-        block_id=block.block_id,
-        page=block.page,
-        record_id=chunk.record_id,
-        paragraph=chunk.paragraph,
-        time=block.time or chunk.time,
+        snapshot_id=row["snapshotId"],
+        source_sha256=row["sourceSha256"],
+        document_id=row["documentId"],
+        section_id=row["sectionId"],
+        block_id=block["blockId"],
+        page=block.get("page"),
+        record_id=row.get("recordId"),
+        paragraph=row.get("paragraph"),
+        time=block.get("time") or row.get("time"),
         position_in="source" if verbatim else "block",
         span=span,
         span_exact=verbatim,
@@ -193,29 +206,31 @@ def cite(chunk: Chunk, start: int, end: int) -> Citation:
     )
 
 
-def result_for(chunk: Chunk, *, rank: int, score: float, shard: str, terms: list[str],
+def result_for(row: dict[str, Any], *, rank: int, score: float, shard: str, terms: list[str],
                max_chars: int) -> Result:
-    start, end = snippet_window(chunk.text, terms, max_chars)
+    """One result from a chunk's JSON (a shard row)."""
+    text: str = row["text"]
+    start, end = snippet_window(text, terms, max_chars)
     return Result(
         rank=rank,
         score=round(score, 6),
-        chunk_id=chunk.id,
+        chunk_id=row["id"],
         shard=shard,
-        source=chunk.source,
-        source_kind=chunk.source_kind,
-        title=chunk.title,
-        heading=chunk.heading,
-        section_path=list(chunk.section_path),
-        family=chunk.family,
-        authority=chunk.authority,
-        document_type=chunk.document_type,
-        normativity=chunk.normativity,
-        snippet=chunk.text[start:end],
+        source=row["source"],
+        source_kind=row["sourceKind"],
+        title=row["title"],
+        heading=row["heading"],
+        section_path=list(row["sectionPath"]),
+        family=row["family"],
+        authority=row["authority"],
+        document_type=row.get("documentType"),
+        normativity=row["normativity"],
+        snippet=text[start:end],
         snippet_start=start,
         snippet_end=end,
-        chunk_chars=len(chunk.text),
-        part={"index": chunk.part.index, "count": chunk.part.count},
-        citation=cite(chunk, start, end),
+        chunk_chars=len(text),
+        part={"index": row["part"]["index"], "count": row["part"]["count"]},
+        citation=cite_row(row, start, end),
     )
 
 
@@ -259,8 +274,8 @@ def query(
             return empty(f"no chunk matches{what}")
         return empty(f"offset {offset} is past the last result (there are {total})", total)
     results = [
-        result_for(shard_set.chunk(hit), rank=offset + i, score=hit.score, shard=hit.shard, terms=terms,
-                   max_chars=max_chars)
+        result_for(shard_set.shard(hit.shard).row_json(hit.row), rank=offset + i, score=hit.score,
+                   shard=hit.shard, terms=terms, max_chars=max_chars)
         for i, hit in enumerate(page, start=1)
     ]
     end = offset + len(page)

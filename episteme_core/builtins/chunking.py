@@ -84,15 +84,23 @@ class LazyChunker:
     def accepts(self, document: Any) -> bool:
         return bool((document.document_type == "record") == self.records)
 
-    def chunk(self, document: Any, *, max_chars: int, overlap_chars: int,
-              verbatim: frozenset[str] = frozenset()) -> Any:
+    def _load(self) -> Any:
         if self._impl is None:
             import importlib
 
             module, cls = self._target.split(":")
             self._impl = getattr(importlib.import_module(module), cls)()
-        return self._impl.chunk(document, max_chars=max_chars, overlap_chars=overlap_chars,
-                                verbatim=verbatim)
+        return self._impl
+
+    def chunk(self, document: Any, *, max_chars: int, overlap_chars: int,
+              verbatim: frozenset[str] = frozenset()) -> Any:
+        return self._load().chunk(document, max_chars=max_chars, overlap_chars=overlap_chars,
+                                  verbatim=verbatim)
+
+    def chunk_json(self, document: Any, *, max_chars: int, overlap_chars: int,
+                   verbatim: frozenset[str] = frozenset()) -> Any:
+        return self._load().chunk_json(document, max_chars=max_chars, overlap_chars=overlap_chars,
+                                       verbatim=verbatim)
 
 
 @hookimpl

@@ -9,7 +9,9 @@ window rules; every part keeps the same ``n``.
 
 from __future__ import annotations
 
-from episteme_core.chunk import Chunk, Part
+from typing import Any
+
+from episteme_core.chunk import Chunk, Part, seal, sealed_json
 from episteme_core.chunking.window import _covered, _layout, _make, windows
 from episteme_core.document import Document
 
@@ -26,7 +28,8 @@ def paragraph_number(block_attributes: dict[str, object], position: int) -> int:
 def chunk_record(
     document: Document, max_chars: int, overlap: int, verbatim: frozenset[str] = frozenset()
 ) -> list[Chunk]:
-    """One chunk per non-empty paragraph block (more when a paragraph is longer than max_chars)."""
+    """One chunk per non-empty paragraph block (more when a paragraph is longer than max_chars);
+    not yet sealed (id "")."""
     chunks: list[Chunk] = []
     position = 0
     for section in document.sections:
@@ -61,4 +64,10 @@ class ParagraphChunker:
         self, document: Document, *, max_chars: int, overlap_chars: int,
         verbatim: frozenset[str] = frozenset(),
     ) -> list[Chunk]:
-        return chunk_record(document, max_chars, overlap_chars, verbatim)
+        return [seal(c) for c in chunk_record(document, max_chars, overlap_chars, verbatim)]
+
+    def chunk_json(
+        self, document: Document, *, max_chars: int, overlap_chars: int,
+        verbatim: frozenset[str] = frozenset(),
+    ) -> list[dict[str, Any]]:
+        return [sealed_json(c) for c in chunk_record(document, max_chars, overlap_chars, verbatim)]

@@ -44,7 +44,8 @@ def bm25_scores(
     import numpy as np
 
     ids = {term: i for i, term in enumerate(vocab)}
-    corpus = [[ids[t] for t in tokens] for tokens in token_lists]
+    lookup = ids.__getitem__
+    corpus = [list(map(lookup, tokens)) for tokens in token_lists]
     retriever = bm25s.BM25(
         k1=params["k1"], b=params["b"], method=params["method"], backend="numpy", csc_backend="numpy"
     )
@@ -83,7 +84,7 @@ def build_shard(
     for term in encoded:
         offsets.append(offsets[-1] + len(term))
     row_bytes = [
-        json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
         for row in rows
     ]
     row_offsets = [0]

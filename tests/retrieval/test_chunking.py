@@ -9,7 +9,7 @@ import pytest
 
 from episteme_core.chunk import chunk_id
 from episteme_core.chunking import read_chunks
-from episteme_core.chunking.window import chunk_document
+from episteme_core.chunking.window import WindowChunker, chunk_document
 from episteme_core.store.home import Home
 from episteme_core.testing import invoke, validate
 
@@ -29,7 +29,7 @@ def _reassemble(chunk, document) -> None:  # type: ignore[no-untyped-def]
 def test_windows_are_bounded_overlap_and_cite_their_blocks() -> None:
     long = WORDS * 200  # ~13,600 characters in one block
     document = make_document("https://e.org/a", [("One", [long, "short tail"]), ("Two", ["other"])])
-    chunks = chunk_document(document, 1000, 200)
+    chunks = WindowChunker().chunk(document, max_chars=1000, overlap_chars=200)
     for chunk in chunks:
         assert 0 < len(chunk.text) <= 1000
         _reassemble(chunk, document)

@@ -1,0 +1,201 @@
+"""Retrieval benchmark: chunk, index and query a synthetic corpus; raw bm25s on the same tokens beside it.
+
+    python bench/retrieval.py                 # 20,000 chunks (SPEC §14 targets)
+    python bench/retrieval.py --chunks 1000000 --cold-runs 5
+
+Prints a Markdown table for docs/benchmarks.md: chunking, index build, cold CLI query (a new
+process, median), warm query (median of 50), peak RSS of a cold query, index size on disk, and
+bm25s alone (index from tokens, warm retrieve) with the overhead ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "be", "da", "fu", "go", "hi", "ju", "ze")
+TARGETS_20K = {"chunk": 1.0, "index": 2.0, "cold": 0.150}
+
+
+def vocabulary(size: int, rng: random.Random) -> list[str]:
+    words = set()
+    while len(words) < size:
+        words.add("".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4))))
+    return sorted(words)
+
+
+def make_corpus(chunks: int, seed: int = 1) -> list:  # type: ignore[type-arg]
+    """Documents of 100 sections of one ~600-character paragraph each: one chunk per section."""
+    from episteme_core.document import Block, Document, Provenance, Section, Span, seal
+
+    rng = random.Random(seed)
+    words = vocabulary(20_000, rng)
+    weights = [1.0 / (rank + 1) for rank in range(len(words))]  # Zipf-like
+    per_doc = 100
+    documents = []
+    for d in range(-(-chunks // per_doc)):
+        sections = []
+        for s in range(min(per_doc, chunks - d * per_doc)):
+            text = " ".join(rng.choices(words, weights, k=90)) + "."
+            heading = " ".join(rng.choices(words, weights, k=3))
+            block = Block(id=f"p{s}", kind="paragraph", text=text, section_id=f"s{s}", anchor=f"s{s}",
+                          span=Span(0, len(text)))
+            sections.append(Section(id=f"s{s}", heading=heading, path=[heading], blocks=[block]))
+        sha = f"{d:064x}"
+        documents.append(seal(Document(
+            id="", source=f"https://bench.example/{d}", source_kind="http", snapshot_id=sha,
+            source_sha256=sha,
+            content_type="text/plain", document_type="spec", family="generic", authority="normative",
+            title=f"doc {d}", status="ok", sections=sections,
+            provenance=Provenance("episteme", "0", "text", "1", "generic", "1", sha, sha),
+            url=f"https://bench.example/{d}",
+        )))
+    return documents, words
+
+
+def wall_of(cmd: list[str]) -> float:
+    """Wall seconds of one new process."""
+    start = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+
+RSS_PROBE = (
+    "import sys\n"
+    "from episteme_core.cli.main import run\n"
+    "code = run(sys.argv[1:])\n"
+    "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1]\n"
+    "sys.stderr.write('RSS %s\\n' % hwm)\n"
+    "sys.exit(code)\n"
+)
+
+
+def rss_of(args: list[str]) -> int:
+    """Peak RSS (KiB) of a CLI run: VmHWM of the new process image (the parent's pages do not count)."""
+    out = subprocess.run([sys.executable, "-c", RSS_PROBE, *args], capture_output=True, text=True, check=True)
+    return int(out.stderr.strip().splitlines()[-1].split()[1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--chunks", type=int, default=20_000)
+    parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--cold-runs", type=int, default=10)
+    parser.add_argument("--keep", metavar="DIR", help="build the home here and keep it")
+    args = parser.parse_args()
+
+    from episteme_core.chunking import chunk_home, iter_chunk_objects
+    from episteme_core.chunking.paragraph import ParagraphChunker
+    from episteme_core.chunking.window import WindowChunker
+    from episteme_core.documents import write_documents
+    from episteme_core.index.analyzer import document_tokens, query_terms
+    from episteme_core.index.indexing import index_home
+    from episteme_core.index.shards import open_shards
+    from episteme_core.query import query
+    from episteme_core.store.home import Home
+
+    workdir = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="episteme-bench-"))
+    shutil.rmtree(workdir / "home", ignore_errors=True)
+    home = Home(workdir / "home")
+    home.root.mkdir(parents=True)
+    documents, words = make_corpus(args.chunks)
+    write_documents(home, documents)
+    del documents
+
+    t = time.perf_counter()
+    report = chunk_home(home, [ParagraphChunker(), WindowChunker()], max_chars=6000, overlap_chars=400)
+    chunk_s = time.perf_counter() - t
+    assert report.chunks == args.chunks, report
+
+    import bm25s  # noqa: F401  (import cost is not index time: measured apart below)
+
+    t = time.perf_counter()
+    index_home(home)
+    index_s = time.perf_counter() - t
+
+    rows = [row for body in iter_chunk_objects(home) for row in body["chunks"]]
+    rows.sort(key=lambda r: r["id"])
+    t = time.perf_counter()
+    tokens = [document_tokens(r["heading"], r["text"], 2) for r in rows]
+    tokenize_s = time.perf_counter() - t
+    del rows
+    t = time.perf_counter()
+    raw = bm25s.BM25()
+    raw.index(tokens, show_progress=False)
+    raw_index_s = time.perf_counter() - t
+    del tokens
+
+    rng = random.Random(99)
+    questions = [" ".join(rng.choices(words[:2000], k=rng.randint(1, 3))) for _ in range(args.queries)]
+    shard_set = open_shards(home)
+    search_times, query_times, raw_times = [], [], []
+    for q in questions:
+        t = time.perf_counter()
+        shard_set.search(q, 10)
+        search_times.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        query(home, q, limit=10)
+        query_times.append(time.perf_counter() - t)
+        terms = query_terms(q)
+        t = time.perf_counter()
+        raw.retrieve([terms], k=10, show_progress=False)
+        raw_times.append(time.perf_counter() - t)
+
+    py = sys.executable
+    cli = ["--home", str(home.root), "query", "--term"]
+    cold = [wall_of([py, "-m", "episteme_core", *cli, questions[i % len(questions)], "--json"])
+            for i in range(args.cold_runs)]
+    rss = [rss_of([*cli, q, "--json"]) for q in questions[:3]]
+    python_s = statistics.median(wall_of([py, "-c", "pass"]) for _ in range(5))
+    help_s = statistics.median(wall_of([py, "-m", "episteme_core", "--help"]) for _ in range(5))
+    bm25s_import = statistics.median(wall_of([py, "-c", "import bm25s"]) for _ in range(3))
+    size = sum(p.stat().st_size for p in (home.root / "shards").rglob("*") if p.is_file())
+
+    med = statistics.median
+    print(f"Machine: {platform.machine()}, {os.cpu_count()} CPU(s), {platform.platform()}, "
+          f"Python {platform.python_version()}, bm25s {bm25s.__version__}")
+    print(f"Corpus: {args.chunks:,} synthetic chunks (~600 characters, Zipf vocabulary of 20,000 words), "
+          f"{len(shard_set.shards)} shard(s)\n")
+    print("| measure | episteme | raw bm25s | ratio | target |")
+    print("|---|---:|---:|---:|---:|")
+    target = TARGETS_20K if args.chunks == 20_000 else {"chunk": None, "index": 180.0, "cold": 0.5}
+
+    def fmt(v: float | None, unit: str = "s") -> str:
+        if v is None:
+            return "–"
+        return f"{v * 1000:.1f} ms" if unit == "ms" else f"{v:.2f} s"
+
+    print(f"| chunking | {fmt(chunk_s)} | – | – | {fmt(target['chunk'])} |")
+    print(f"| index build (read chunks, analyze, bm25s, write) | {fmt(index_s)} | "
+          f"{fmt(raw_index_s)} (from tokens) | {index_s / raw_index_s:.2f}x | {fmt(target['index'])} |")
+    print(f"| of which: analyzer over all chunks | {fmt(tokenize_s)} | – | – | – |")
+    print(f"| warm query: shard search, top 10 (median of {len(questions)}) | "
+          f"{fmt(med(search_times), 'ms')} | "
+          f"{fmt(med(raw_times), 'ms')} | {med(search_times) / med(raw_times):.2f}x | – |")
+    print(f"| warm query: library `query()` with freshness check, snippets, citations | "
+          f"{fmt(med(query_times), 'ms')} | – | – | – |")
+    print(f"| cold CLI query, new process (median of {len(cold)}) | {fmt(med(cold), 'ms')} | – | – | "
+          f"{fmt(target['cold'], 'ms')} |")
+    print(f"| baseline: `python -c pass` / `episteme --help` / `import bm25s` | {fmt(python_s, 'ms')} / "
+          f"{fmt(help_s, 'ms')} / {fmt(bm25s_import, 'ms')} | – | – | – |")
+    print(f"| peak RSS of a cold query | {max(rss) / 1024:.0f} MiB | – | – | 1024 MiB (1M) |")
+    print(f"| index size on disk | {size / 1024 / 1024:.1f} MiB | – | – | – |")
+    if not args.keep:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
