@@ -7,6 +7,8 @@ are algorithms, grammars or IDL). Parsing is bounded in bytes, nesting depth and
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import re
 import time
 from collections.abc import Iterator
@@ -35,6 +37,10 @@ NON_NORMATIVE_LINE = re.compile(
 )
 _WS = re.compile(r"[ \t\n\r\f]+")
 _BREAK = "\u2029"  # a block boundary inside collected text (becomes a newline)
+_NO_CLASSES: set[str] = set()
+_IGNORED_IDS = ("respec-", "dfn-panel-", "infopanel-")
+ID_LIMIT = 256
+TEXT, TAIL = 0, 1  # the slots of an element's text (html_offsets)
 
 DEFAULT_RULES: dict[str, Any] = {
     "prune": ["nav", "#toc", ".toc"],
@@ -87,17 +93,27 @@ def _bounded_tree_builder(max_depth: int, deadline: float) -> Any:
     return Bounded
 
 
-def parse_html(content: bytes, charset: str | None, max_depth: int, deadline: float) -> Any:
-    """The document element (xml.etree) of ``content``; raises ``_Stop`` at a bound."""
+def parse_html(content: bytes, charset: str | None, max_depth: int, deadline: float,
+               source_map: Any = None) -> Any:
+    """The document element (xml.etree) of ``content``; raises ``_Stop`` at a bound. With a
+    ``SourceMap`` the text offsets are recorded too (``parse_html.encoding`` is then set)."""
     import html5lib
 
-    parser = html5lib.HTMLParser(
-        tree=_bounded_tree_builder(max_depth, deadline), namespaceHTMLElements=False
-    )
+    tree = _bounded_tree_builder(max_depth, deadline)
+    if source_map is not None:
+        from episteme_core.extract.html_offsets import instrumented_parser
+
+        parser_class, tree = instrumented_parser(tree, source_map)
+        parser = parser_class(tree=tree, namespaceHTMLElements=False)
+    else:
+        parser = html5lib.HTMLParser(tree=tree, namespaceHTMLElements=False)
     kwargs: dict[str, Any] = {}
     if charset:
         kwargs["transport_encoding"] = charset
-    return parser.parse(content, **kwargs)
+    document = parser.parse(content, **kwargs)
+    if source_map is not None:
+        source_map.encoding = parser.documentEncoding
+    return document
 
 
 @attrs.frozen
@@ -129,6 +145,23 @@ def _matches(el: Any, selectors: list[_Selector], classes: set[str]) -> bool:
     return False
 
 
+class _SelectorSet:
+    """Selectors compiled to set lookups: one element is tested in O(its classes), not O(rules)."""
+
+    def __init__(self, selectors: list[_Selector]) -> None:
+        self.tags = {s.tag for s in selectors if s.tag and not s.id and not s.cls}
+        self.ids = {s.id for s in selectors if s.id and not s.tag and not s.cls}
+        self.classes = {s.cls for s in selectors if s.cls and not s.tag and not s.id}
+        self.other = [s for s in selectors if sum(map(bool, (s.tag, s.id, s.cls))) > 1]
+
+    def match(self, el: Any, classes: set[str]) -> bool:
+        if el.tag in self.tags or (self.ids and el.get("id") in self.ids):
+            return True
+        if classes and not self.classes.isdisjoint(classes):
+            return True
+        return bool(self.other) and _matches(el, self.other, classes)
+
+
 def _classes(el: Any) -> set[str]:
     return set((el.get("class") or "").split())
 
@@ -136,6 +169,27 @@ def _classes(el: Any) -> set[str]:
 def collapse(text: str) -> str:
     """Whitespace as a browser renders it: runs of space, tab and newline become one space."""
     return _WS.sub(" ", text).strip()
+
+
+def in_order(text: str, source: str, start: int, end: int) -> bool:
+    """True when every non-space character of ``text`` occurs in ``source[start:end]`` in order."""
+    at = start
+    for word in text.split():
+        found = source.find(word, at, end)
+        if found >= 0:
+            at = found + len(word)
+            continue
+        for char in word:  # markup or a character reference inside the word
+            found = source.find(char, at, end)
+            if found < 0:
+                return False
+            at = found + 1
+    return True
+
+
+def _joined(raw: str) -> str:
+    """Collected text: each block-separated line collapsed, empty lines dropped."""
+    return "\n".join(line for line in (collapse(x) for x in raw.split(_BREAK)) if line)
 
 
 @attrs.define
@@ -147,11 +201,14 @@ class _Ctx:
 class HtmlWalker:
     """Walks one parsed tree into a DocumentBuilder, following a family's rules."""
 
-    def __init__(self, builder: DocumentBuilder, rules: dict[str, Any], family: Any) -> None:
+    def __init__(self, builder: DocumentBuilder, rules: dict[str, Any], family: Any,
+                 source_map: Any = None, decoded: str | None = None) -> None:
         self.b = builder
+        self.source_map = source_map  # text offsets recorded while parsing (html_offsets)
+        self.decoded = decoded  # the decoded source spans point into; None: no spans
         self.family = family
         merged = {**DEFAULT_RULES, **rules}
-        self.prune = _parse_selectors(merged["prune"])
+        self.prune = _SelectorSet(_parse_selectors(merged["prune"]))
         self.informative = set(merged["informativeClasses"])
         self.example = set(merged["exampleClasses"])
         self.normative = set(merged["normativeClasses"])
@@ -168,73 +225,126 @@ class HtmlWalker:
         tag = el.tag
         if not isinstance(tag, str) or tag in NEVER_TEXT:
             return True
-        classes = _classes(el)
-        return bool(classes & SKIP_IN_TEXT_CLASSES) or _matches(el, self.prune, classes)
+        raw = el.get("class")
+        classes = set(raw.split()) if raw else _NO_CLASSES
+        if classes and not SKIP_IN_TEXT_CLASSES.isdisjoint(classes):
+            return True
+        return self.prune.match(el, classes)
 
-    def _text_parts(self, el: Any, out: list[str], skip_classes: frozenset[str] = frozenset()) -> None:
-        """Inline text of ``el`` with a newline at each block boundary (iterative: no recursion)."""
+    def _gather(self, el: Any, parts: list[str], keys: list[Any] | None,
+                skip_classes: frozenset[str] = frozenset(), pre: bool = False) -> list[str]:
+        """One pass over ``el``: its text into ``parts`` (a break at each block boundary unless
+        ``pre``; ``keys`` says which text slot each part is, for spans) and its ids, returned
+        ``dfn`` ids first (every id and ``a[name]``, skipped subtrees included, at most 256)."""
+        dfns: list[str] = []
+        found: list[str] = []
+        budget = ID_LIMIT
+        skip = self._skip
+        breaks = not pre
+        add = parts.append
+        key = keys.append if keys is not None else None
         stack: list[tuple[Any, bool]] = [(el, False)]
         while stack:
             node, closing = stack.pop()
             if closing:
-                if node.tag in BLOCK_TAGS or node.tag == "br":
-                    out.append(_BREAK)
+                if breaks and (node.tag in BLOCK_TAGS or node.tag == "br"):
+                    add(_BREAK)
+                    if key:
+                        key(None)
                 if node.tail and node is not el:
-                    out.append(node.tail)
+                    add(node.tail)
+                    if key:
+                        key((node, TAIL))
                 continue
-            if node is not el and (self._skip(node) or _classes(node) & skip_classes):
+            skipped = node is not el and (skip(node) or bool(skip_classes and _classes(node) & skip_classes))
+            for inner in (node.iter() if skipped and isinstance(node.tag, str) else (node,)):
+                if budget <= 0 or not isinstance(inner.tag, str):
+                    continue
+                value = inner.get("id") or (inner.get("name") if inner.tag == "a" else None)
+                if value and not value.startswith(_IGNORED_IDS):
+                    (dfns if inner.tag == "dfn" else found).append(value)
+                    budget -= 1
+            if skipped:
                 if node.tail:
-                    out.append(node.tail)
+                    add(node.tail)
+                    if key:
+                        key((node, TAIL))
                 continue
-            if node.tag in BLOCK_TAGS and node is not el:
-                out.append(_BREAK)
+            if breaks and node is not el and node.tag in BLOCK_TAGS:
+                add(_BREAK)
+                if key:
+                    key(None)
             if node.text:
-                out.append(node.text)
+                add(node.text)
+                if key:
+                    key((getattr(node, "_el", node), TEXT))
             stack.append((node, True))
-            for child in reversed(list(node)):
-                stack.append((child, False))
+            children = list(node)
+            if children:
+                stack.extend((child, False) for child in reversed(children))
+        return dfns + [v for v in found if not v.startswith("ref-for-")] + [
+            v for v in found if v.startswith("ref-for-")]
+
+    def _text_parts(self, el: Any, out: list[str], skip_classes: frozenset[str] = frozenset()) -> None:
+        """Inline text of ``el`` with a newline at each block boundary (iterative: no recursion)."""
+        self._gather(el, out, None, skip_classes)
 
     def text(self, el: Any, skip_classes: frozenset[str] = frozenset()) -> str:
         parts: list[str] = []
-        self._text_parts(el, parts, skip_classes)
-        lines = [collapse(line) for line in "".join(parts).split(_BREAK)]
-        return "\n".join(line for line in lines if line)
+        self._gather(el, parts, None, skip_classes)
+        return _joined("".join(parts))
 
     def pre_text(self, el: Any) -> str:
         """Preformatted text exactly as written (inner whitespace kept, edges trimmed)."""
         parts: list[str] = []
-        stack: list[tuple[Any, bool]] = [(el, False)]
-        while stack:
-            node, closing = stack.pop()
-            if closing:
-                if node.tail and node is not el:
-                    parts.append(node.tail)
-                continue
-            if node is not el and self._skip(node):
-                if node.tail:
-                    parts.append(node.tail)
-                continue
-            if node.text:
-                parts.append(node.text)
-            stack.append((node, True))
-            for child in reversed(list(node)):
-                stack.append((child, False))
+        self._gather(el, parts, None, pre=True)
         return "".join(parts).strip("\n").rstrip()
 
     def ids_in(self, el: Any, limit: int = 256) -> list[str]:
         """Every id (and ``a[name]``) inside ``el``, ``dfn`` ids first: they become the block's anchors."""
-        found: list[str] = []
-        dfns: list[str] = []
-        for node in el.iter():
-            if not isinstance(node.tag, str):
-                continue
-            value = node.get("id") or (node.get("name") if node.tag == "a" else None)
-            if value and not value.startswith(("respec-", "dfn-panel-", "infopanel-")):
-                (dfns if node.tag == "dfn" else found).append(value)
-                if len(found) + len(dfns) >= limit:
-                    break
-        return dfns + [v for v in found if not v.startswith("ref-for-")] + [
-            v for v in found if v.startswith("ref-for-")]
+        return self._gather(el, [], None)[:limit]
+
+    def collect(self, el: Any, skip_classes: frozenset[str] = frozenset(), pre: bool = False,
+                shown: str | None = None) -> tuple[str, list[str], tuple[int, int] | None]:
+        """Text, ids and (where exact) source span of ``el`` in one walk; the span is checked
+        against ``shown`` when the block shows other text (a heading with its number)."""
+        parts: list[str] = []
+        keys: list[Any] | None = [] if self.source_map is not None else None
+        ids = self._gather(el, parts, keys, skip_classes, pre)
+        raw = "".join(parts)
+        text = raw.strip("\n").rstrip() if pre else _joined(raw)
+        return text, ids, self.span_of(raw, parts, keys, text if shown is None else shown, pre)
+
+    def span_of(self, raw: str, parts: list[str], keys: list[Any] | None, text: str,
+                pre: bool = False) -> tuple[int, int] | None:
+        """The span of ``text`` in the decoded source: from its first character's offset to one
+        past its last's, kept only when those characters are there and every other character of
+        the text follows in order between them (verbatim when ``decoded[start:end] == text``)."""
+        decoded = self.decoded
+        if keys is None or decoded is None or not text:
+            return None
+        start = end = None
+        lead = "\n" if pre else None
+        for part, key in zip(parts, keys, strict=True):
+            kept = part.lstrip(lead)
+            if kept:
+                if key is not None:
+                    start = self.source_map.offset_of(key[0], key[1], len(part) - len(kept))
+                break
+        for part, key in zip(reversed(parts), reversed(keys), strict=True):
+            kept = part.rstrip()
+            if kept:
+                if key is not None:
+                    end = self.source_map.offset_of(key[0], key[1], len(kept) - 1)
+                break
+        if start is None or end is None or end < start:
+            return None
+        if decoded[start:end + 1] == text or (
+            decoded[start] == text[0] and decoded[end] == text[-1]
+            and in_order(text, decoded, start, end + 1)
+        ):
+            return start, end + 1
+        return None
 
     # structure ----------------------------------------------------------------
 
@@ -254,6 +364,10 @@ class HtmlWalker:
 
     def root(self, document: Any) -> Any:
         for sel in self.roots:
+            if sel.tag and not sel.id and not sel.cls:
+                for el in document.iter(sel.tag):
+                    return el
+                continue
             for el in document.iter():
                 if isinstance(el.tag, str) and _matches(el, [sel], _classes(el)):
                     return el
@@ -265,10 +379,10 @@ class HtmlWalker:
             if isinstance(node.tag, str) and _classes(node) & self.number_classes:
                 number = collapse("".join(node.itertext())).rstrip(".") or None
                 break
-        title = self.text(el, frozenset(self.number_classes)).replace("\n", " ").strip()
+        text, ids, span = self.collect(el, frozenset(self.number_classes))
+        title = text.replace("\n", " ").strip()
         if not title and number is None:
             return
-        ids = self.ids_in(el)
         anchor = (section_el.get("id") if section_el is not None else None) or el.get("id") or (
             ids[0] if ids else None)
         if anchor is None:
@@ -284,18 +398,19 @@ class HtmlWalker:
         self.b.open_section(title or number or "", effective, anchor=anchor, number=number,
                             normativity=normativity)
         extra = [i for i in ([section_el.get("id")] if section_el is not None else []) + ids if i]
-        self.b.add_block("heading", (f"{number} {title}" if number else title).strip(),
-                         anchor=el.get("id") or anchor, anchors=extra, normativity=normativity)
+        shown = (f"{number} {title}" if number else title).strip()
+        self.b.add_block("heading", shown, anchor=el.get("id") or anchor, anchors=extra,
+                         normativity=normativity,
+                         span=self.collect(el, shown=shown)[2] if number else span)
         if NON_NORMATIVE_LINE.match(title):
             self.b.mark_section("informative")
 
     def leaf(self, el: Any, kind: str, ctx: _Ctx, **extra: Any) -> None:
-        text = self.pre_text(el) if kind in ("code", "grammar", "idl") else self.text(el)
-        ids = self.ids_in(el)
+        text, ids, span = self.collect(el, pre=kind in ("code", "grammar", "idl"))
         anchor = el.get("id") or (ids[0] if ids else None)
         if kind == "paragraph" and ctx.kind:
             kind = ctx.kind
-        block = self.b.add_block(kind, text, anchor=anchor, anchors=ids,
+        block = self.b.add_block(kind, text, anchor=anchor, anchors=ids, span=span,
                                  normativity=ctx.normativity, **extra)
         if block is not None and kind == "paragraph" and NON_NORMATIVE_LINE.match(text):
             self.b.mark_section("informative")
@@ -319,23 +434,19 @@ class HtmlWalker:
         """Walk the children of ``el``; loose inline content between blocks becomes paragraphs."""
         inline: list[Any] = []
         if el.text and el.text.strip():
-            inline.append(el.text)
+            inline.append((el.text, (getattr(el, "_el", el), TEXT)))
         for child in el:
             tag = child.tag
-            if not isinstance(tag, str):
+            if not isinstance(tag, str) or self._skip(child):
                 if child.tail and child.tail.strip():
-                    inline.append(child.tail)
-                continue
-            if self._skip(child):
-                if child.tail and child.tail.strip():
-                    inline.append(child.tail)
+                    inline.append((child.tail, (child, TAIL)))
                 continue
             if tag in BLOCK_TAGS:
                 self.flush(inline, ctx)
                 inline = []
                 self.element(child, ctx)
                 if child.tail and child.tail.strip():
-                    inline.append(child.tail)
+                    inline.append((child.tail, (child, TAIL)))
             else:
                 inline.append(child)
         self.flush(inline, ctx)
@@ -344,18 +455,24 @@ class HtmlWalker:
         if not inline:
             return
         parts: list[str] = []
+        keys: list[Any] | None = [] if self.source_map is not None else None
         anchors: list[str] = []
         for item in inline:
-            if isinstance(item, str):
-                parts.append(item)
+            if isinstance(item, tuple):
+                parts.append(item[0])
+                if keys is not None:
+                    keys.append(item[1])
             else:
-                self._text_parts(item, parts)
+                anchors.extend(self._gather(item, parts, keys))
                 if item.tail:
                     parts.append(item.tail)
-                anchors.extend(self.ids_in(item))
-        text = "\n".join(t for t in (collapse(x) for x in "".join(parts).split(_BREAK)) if t)
+                    if keys is not None:
+                        keys.append((item, TAIL))
+        raw = "".join(parts)
+        text = _joined(raw)
         self.b.add_block(ctx.kind or "paragraph", text, anchor=anchors[0] if anchors else None,
-                         anchors=anchors, normativity=ctx.normativity)
+                         anchors=anchors, normativity=ctx.normativity,
+                         span=self.span_of(raw, parts, keys, text))
 
     def element(self, el: Any, ctx: _Ctx) -> None:
         tag = el.tag
@@ -434,10 +551,9 @@ class HtmlWalker:
     def list_item(self, el: Any, ctx: _Ctx, ordered: bool) -> None:
         ctx = self.normativity_of(el, ctx)
         nested = [c for c in el if isinstance(c.tag, str) and c.tag in (LISTS | {"pre", "table", "dl"})]
-        own = self.text(_Shell(el, *nested)) if nested else self.text(el)
-        ids = self.ids_in(_Shell(el, *nested)) if nested else self.ids_in(el)
+        own, ids, span = self.collect(_Shell(el, *nested) if nested else el)
         anchor = el.get("id") or (ids[0] if ids else None)
-        self.b.add_block(ctx.kind or "list_item", own, anchor=anchor, anchors=ids,
+        self.b.add_block(ctx.kind or "list_item", own, anchor=anchor, anchors=ids, span=span,
                          normativity=ctx.normativity, attributes={"ordered": ordered})
         for child in nested:
             self.element(child, ctx)
@@ -462,11 +578,13 @@ class HtmlWalker:
                     emit()
                     texts, anchors = [], []
                 term = child
-                texts.append(self.text(child).replace("\n", " "))
-                anchors.extend(self.ids_in(child))
+                text, ids, _ = self.collect(child)
+                texts.append(text.replace("\n", " "))
+                anchors.extend(ids)
             elif child.tag == "dd":
-                texts.append(self.text(child))
-                anchors.extend(self.ids_in(child))
+                text, ids, _ = self.collect(child)
+                texts.append(text)
+                anchors.extend(ids)
             elif child.tag == "div":  # dl > div > dt/dd groups
                 emit()
                 texts, anchors, term = [], [], None
@@ -527,9 +645,13 @@ class HtmlExtractor:
             builder.fail("TOO_LARGE", f"the HTML is {len(request.content)} bytes, more than the "
                                       f"bound of {max_bytes}")
             return builder.build()
+        from episteme_core.extract.html_offsets import SourceMap
+
+        source_map = SourceMap()
         try:
-            document = parse_html(request.content, request.record.charset, max_depth,
-                                  time.monotonic() + limit_s)
+            with _no_gc():  # html5lib allocates a lot and frees little: cycle collection is waste
+                document = parse_html(request.content, request.record.charset, max_depth,
+                                      time.monotonic() + limit_s, source_map)
         except _Stop as stop:
             builder.fail(stop.code, f"HTML not extracted: {stop.message}")
             return builder.build()
@@ -543,9 +665,37 @@ class HtmlExtractor:
         if hook is not None and hook(document, builder):
             return builder.build()
         rules = dict(getattr(request.family, "rules", {}) or {})
-        walker = HtmlWalker(builder, rules, request.family)
+        walker = HtmlWalker(builder, rules, request.family, source_map,
+                            _decoded(request.content, request.record.charset, source_map.encoding))
         try:
-            walker.element(walker.root(document), _Ctx())
+            with _no_gc():
+                walker.element(walker.root(document), _Ctx())
         except RecursionError:
             builder.diagnose("NESTING_TOO_DEEP", "error", "part of the HTML was nested too deeply to read")
         return builder.build()
+
+
+def _decoded(content: bytes, charset: str | None, parsed_as: str | None) -> str | None:
+    """The decoded source spans point into (``extract.text.decode``), or None when html5lib read
+    the bytes in another encoding (a ``<meta charset>`` the snapshot did not declare): no spans."""
+    import codecs
+
+    from episteme_core.extract.text import decode, encoding_for
+
+    try:
+        same = parsed_as is not None and codecs.lookup(parsed_as).name == encoding_for(content, charset)
+    except LookupError:
+        same = False
+    return decode(content, charset) if same else None
+
+
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector (restored after, as it was)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -20,20 +20,31 @@ _ATX = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 
 
+def encoding_for(content: bytes, charset: str | None) -> str:
+    """The codec ``decode`` uses: a BOM's, else the charset's (known to Python), else UTF-8."""
+    if content.startswith(codecs.BOM_UTF8):
+        return "utf-8"
+    if content.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    if charset:
+        try:
+            return codecs.lookup(charset).name
+        except LookupError:
+            pass
+    return "utf-8"
+
+
 def decode(content: bytes, charset: str | None, builder: DocumentBuilder | None = None) -> str:
     """Bytes to normalised text (BOM dropped, CRLF/CR to LF); undecodable bytes are replaced."""
-    encoding = "utf-8"
+    encoding = encoding_for(content, charset)
     if content.startswith(codecs.BOM_UTF8):
         content = content[len(codecs.BOM_UTF8):]
-    elif content.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        encoding = "utf-16"
-    elif charset:
+    elif charset and encoding != "utf-16" and builder is not None:
         try:
-            encoding = codecs.lookup(charset).name
+            codecs.lookup(charset)
         except LookupError:
-            if builder is not None:
-                builder.diagnose("UNKNOWN_CHARSET", "warning",
-                                 f'unknown charset "{charset}", decoded as UTF-8')
+            builder.diagnose("UNKNOWN_CHARSET", "warning",
+                             f'unknown charset "{charset}", decoded as UTF-8')
     try:
         text = content.decode(encoding)
     except UnicodeDecodeError as exc:

@@ -60,7 +60,7 @@ class RfcFamily(Family):
     def refine_block(self, block: Any, section: Any) -> Any:
         if block.kind in ("heading",):
             return attrs.evolve(block, normativity="informative")
-        found = sorted(set(BCP14.findall(block.text)))
+        found = sorted(set(BCP14.findall(block.text))) if _has_keyword(block.text) else []
         if found:
             return attrs.evolve(block, normativity="normative",
                                 attributes={**block.attributes, "bcp14": found})
@@ -307,3 +307,11 @@ def _table(el: Any) -> list[list[str]]:
 @hookimpl
 def episteme_extractors(register: Register) -> None:
     register(RfcFamily(), kind="family")
+
+
+_KEYWORD_WORDS = ("MUST", "SHALL", "SHOULD", "MAY", "REQUIRED", "RECOMMENDED", "OPTIONAL")
+
+
+def _has_keyword(text: str) -> bool:
+    """A cheap test (substring search) before the keyword regex: most blocks have none."""
+    return any(word in text for word in _KEYWORD_WORDS)

@@ -7,6 +7,7 @@ notes, examples, issues and "non-normative" sections are informative, the rest n
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import attrs
@@ -14,6 +15,8 @@ import attrs
 from episteme_core.extract.api import Family
 from episteme_core.hookspecs import Register, hookimpl
 
+_BCP14 = re.compile(r"\b(MUST NOT|MUST|SHALL NOT|SHALL|SHOULD NOT|SHOULD|MAY|REQUIRED|RECOMMENDED|"
+                    r"OPTIONAL)\b")
 _INFORMATIVE = ["note", "informative", "non-normative", "warning", "issue", "ednote", "advisement",
                 "annotation"]
 _COMMON_PRUNE = ["nav", "#toc", ".toc", ".head", ".index", "#index", ".dfn-panel", ".respec-dfn-panel",
@@ -40,11 +43,10 @@ class W3cFamily(Family):
 
     def refine_block(self, block: Any, section: Any) -> Any:
         # Bikeshed marks RFC 2119 keywords; keep which ones a normative block uses
-        import re
-
-        found = sorted(set(re.findall(r"\b(MUST NOT|MUST|SHALL NOT|SHALL|SHOULD NOT|SHOULD|MAY|"
-                                      r"REQUIRED|RECOMMENDED|OPTIONAL)\b", block.text)))
-        if found and block.normativity == "normative":
+        if block.normativity != "normative":
+            return block
+        found = sorted(set(_BCP14.findall(block.text))) if _has_keyword(block.text) else []
+        if found:
             return attrs.evolve(block, attributes={**block.attributes, "bcp14": found})
         return block
 
@@ -60,3 +62,11 @@ class WhatwgFamily(W3cFamily):
 def episteme_extractors(register: Register) -> None:
     register(W3cFamily(), kind="family")
     register(WhatwgFamily(), kind="family")
+
+
+_KEYWORD_WORDS = ("MUST", "SHALL", "SHOULD", "MAY", "REQUIRED", "RECOMMENDED", "OPTIONAL")
+
+
+def _has_keyword(text: str) -> bool:
+    """A cheap test (substring search) before the keyword regex: most blocks have none."""
+    return any(word in text for word in _KEYWORD_WORDS)
