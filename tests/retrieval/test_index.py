@@ -147,3 +147,14 @@ def test_bad_config_is_invalid_input(build, tmp_path: Path) -> None:  # type: ig
     report = ok("--home", str(root), "index")
     assert report["resharded"] is True  # new parameters rebuild every shard
     assert _shard_meta(root)["bm25"]["k1"] == 1.2
+
+
+def test_chunkers_and_indexer_are_registered_components() -> None:
+    data = ok("plugins")
+    found = {
+        (kind, name)
+        for plugin in data["plugins"]
+        for kind, names in plugin["components"].items()
+        for name in names
+    }
+    assert {("chunker", "window"), ("chunker", "paragraph"), ("indexer", "bm25")} <= found
