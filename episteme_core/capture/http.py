@@ -52,7 +52,7 @@ class FetchSettings:
 
     def backoff_s(self, attempt: int) -> float:
         """``min(base·2^attempt, cap)`` milliseconds, as seconds (attempt 0 is the first retry)."""
-        return min(self.backoff_base_ms * (2**attempt), self.backoff_cap_ms) / 1000.0
+        return float(min(self.backoff_base_ms * (2**attempt), self.backoff_cap_ms)) / 1000.0
 
 
 @attrs.frozen
@@ -261,10 +261,10 @@ class _Decoder:
                 raise
             self._first = False
             yield out
-            data = self._obj.unconsumed_tail
-            if self._obj.eof:  # gzip may hold several members
-                data = self._obj.unused_data + data
-                self._obj = None
+            if self._obj.eof:  # gzip may hold several members; the rest starts the next one
+                data, self._obj = self._obj.unused_data, None
+            else:
+                data = self._obj.unconsumed_tail
 
     def flush(self) -> bytes:
         return self._obj.flush() if self._obj is not None else b""

@@ -150,10 +150,10 @@ def _check_gzip(handle: IO[bytes], path: Path) -> None:
             if member is None:
                 member = zlib.decompressobj(16 + zlib.MAX_WBITS)
             data = chunk
-            while data:
+            while data and not member.eof:
                 member.decompress(data, 1 << 16)
                 data = member.unconsumed_tail
-            if member.eof:
+            if member.eof:  # the rest of the chunk (if any) is the next member
                 pending, member = member.unused_data, None
     except zlib.error as exc:
         raise EpistemeError("INVALID_INPUT", f"{path}: not a valid gzip file: {exc}",

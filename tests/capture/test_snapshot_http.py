@@ -393,3 +393,13 @@ def test_total_time_covers_retries(server: TestServer, home: Path, tmp_path: Pat
                       "--retry-backoff-ms", "200", "--timeout", "700")
     assert result.exit_code == 4
     assert time.monotonic() - started < 1.5  # backoffs that would pass the deadline are not slept
+
+
+def test_multi_member_gzip_body(server: TestServer, home: Path, tmp_path: Path) -> None:
+    first, second = b"a" * 300_000, b"tail"
+    url = server.static("/members", gzip.compress(first) + gzip.compress(second),
+                        {"Content-Type": "text/plain", "Content-Encoding": "gzip"})
+    result = snapshot(home, write_manifest(tmp_path, [{"url": url}]))
+    assert result.exit_code == 0, result.stderr
+    catalog = read_catalog(Home(home))
+    assert catalog.content(catalog.latest(url)) == first + second

@@ -180,3 +180,16 @@ def test_export_to_stdout_needs_json(home: Path, tmp_path: Path) -> None:
     raw = base64.b64decode(artifact["data"])
     assert artifact["mediaType"] == "application/warc"
     assert [r["type"] for r in _read_all(io.BufferedReader(io.BytesIO(raw)))] == ["warcinfo", "response"]
+
+
+def test_large_compressible_snapshot_round_trips(home: Path, tmp_path: Path) -> None:
+    (tmp_path / "big.txt").write_bytes(b"0123456789" * 100_000)
+    (tmp_path / "map.json").write_text(json.dumps([{"sourceUrl": "https://example.org/big",
+                                                    "localPath": "big.txt"}]))
+    assert invoke("manual-ingest", "--home", str(home), "--map", str(tmp_path / "map.json")).exit_code == 0
+    out = tmp_path / "big.warc.gz"
+    assert invoke("export", "warc", "--out", str(out), "--home", str(home)).exit_code == 0
+    fresh = tmp_path / "fresh"
+    result = invoke("ingest", "warc", str(out), "--json", "--home", str(fresh))
+    assert result.exit_code == 0, result.stderr
+    assert read_catalog(Home(fresh)).snapshot_ids() == read_catalog(Home(home)).snapshot_ids()
