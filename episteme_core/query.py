@@ -171,7 +171,7 @@ def cite_row(row: dict[str, Any], start: int, end: int) -> Citation:
     if verbatim and block_span is not None:
         base = block_span["start"]
         position = {"type": "TextPositionSelector", "start": base + in_block[0], "end": base + in_block[1]}
-        span = {"start": base + in_block[0], "end": base + in_block[1]}
+        span: dict[str, Any] | None = {"start": base + in_block[0], "end": base + in_block[1]}
     else:
         position = {"type": "TextPositionSelector", "start": in_block[0], "end": in_block[1]}
         span = dict(block_span) if block_span else None
