@@ -89,27 +89,30 @@ def instrumented_parser(tree: Any, source_map: SourceMap) -> Any:
 
         def dataState(self) -> bool:  # noqa: N802 (html5lib's name); html5lib's, with offsets
             stream = self.stream
-            at = source_map.base + stream.chunkOffset
-            source_map.token = None  # a token made elsewhere (a character reference) has no offset
             data = stream.char()
             if data == "&":
+                source_map.token = None  # a character reference's token has no offset
                 self.state = self.entityDataState
             elif data == "<":
+                source_map.token = None  # nor has a tag, nor the text of rcdata/rawtext/script
                 self.state = self.tagOpenState
             elif data == "\u0000":
+                source_map.token = None
                 self.tokenQueue.append({"type": parse_error, "data": "invalid-codepoint"})
                 self.tokenQueue.append({"type": characters, "data": "\u0000"})
             elif data is EOF:
+                source_map.token = None
                 return False
-            elif data in spaceCharacters:
-                token = {"type": space, "offset": at,
-                         "data": data + stream.charsUntil(spaceCharacters, True)}
+            else:
+                # char() advanced one character (after reading a new chunk, if it had to)
+                at = source_map.base + stream.chunkOffset - 1
+                if data in spaceCharacters:
+                    token = {"type": space, "offset": at,
+                             "data": data + stream.charsUntil(spaceCharacters, True)}
+                else:
+                    token = {"type": characters, "offset": at, "data": data + stream.charsUntil(stops)}
                 self.tokenQueue.append(token)
                 source_map.token = token  # processed before the tokenizer runs again
-            else:
-                token = {"type": characters, "offset": at, "data": data + stream.charsUntil(stops)}
-                self.tokenQueue.append(token)
-                source_map.token = token
             return True
 
     base_element = tree.elementClass

@@ -141,6 +141,7 @@ class RfcFamily(Family):
     def structure_xml(self, root: Any, text: str, builder: Any) -> bool:
         if _local(root.tag) != "rfc":
             return False
+        self._labels = _xref_labels(root)
         front = root.find("front")
         if front is not None:
             title = front.find("title")
@@ -188,7 +189,7 @@ class RfcFamily(Family):
         k = 0
         for child in el:
             tag = _local(child.tag)
-            if tag in ("section", "name"):
+            if tag in ("section", "name") or tag in _NOT_RENDERED or not isinstance(child.tag, str):
                 continue
             k += 1
             pn = f"{anchor}-{k}"
@@ -202,15 +203,19 @@ class RfcFamily(Family):
                         break
             elif tag in ("ul", "ol"):
                 for li in child:
-                    builder.add_block("list_item", _collapse("".join(li.itertext())), anchor=None)
+                    builder.add_block("list_item", self._text(li), anchor=None)
             elif tag in ("table", "texttable"):
                 rows = _table(child)
                 builder.add_block("table", "\n".join("\t".join(r) for r in rows), anchor=pn, rows=rows)
             elif tag in ("note", "aside"):
-                builder.add_block("note", _collapse("".join(child.itertext())), anchor=pn, anchors=extra)
+                builder.add_block("note", self._text(child), anchor=pn, anchors=extra)
             else:
-                builder.add_block("paragraph", _collapse("".join(child.itertext())), anchor=pn,
-                                  anchors=extra)
+                builder.add_block("paragraph", self._text(child), anchor=pn, anchors=extra)
+
+    def _text(self, el: Any) -> str:
+        """An element's text as xml2rfc shows it: an empty ``xref`` becomes "Section 3.2" or
+        "[URI]", an empty ``eref`` its URL; index entries and aliases show nothing."""
+        return _collapse("".join(_rendered(el, getattr(self, "_labels", {}))))
 
     def _references(self, el: Any, builder: Any) -> None:
         name_el = el.find("name")
@@ -315,3 +320,81 @@ _KEYWORD_WORDS = ("MUST", "SHALL", "SHOULD", "MAY", "REQUIRED", "RECOMMENDED", "
 def _has_keyword(text: str) -> bool:
     """A cheap test (substring search) before the keyword regex: most blocks have none."""
     return any(word in text for word in _KEYWORD_WORDS)
+
+
+_NOT_RENDERED = frozenset({"iref", "anchor-alias", "displayreference", "cref", "x-has", "source"})
+
+
+def _xref_labels(root: Any) -> dict[str, str]:
+    """What an empty ``<xref target>`` shows: "Section N" for a section, "[NAME]" for a reference
+    (its ``displayreference``, else its anchor)."""
+    labels: dict[str, str] = {}
+
+    def number(parent: Any, prefix: str) -> None:
+        n = 0
+        for child in parent:
+            if _local(child.tag) == "section":
+                n += 1
+                if child.get("anchor"):
+                    labels[child.get("anchor")] = f"Section {prefix}{n}"
+                number(child, f"{prefix}{n}.")
+
+    middle = root.find("middle")
+    if middle is not None:
+        number(middle, "")
+    shown = {d.get("target"): d.get("to") for d in root.iter() if _local(d.tag) == "displayreference"}
+    labels.update({target: f"[{to}]" for target, to in shown.items() if target and to})
+    back = root.find("back")
+    if back is not None:
+        appendix = 0
+        for child in back:
+            if _local(child.tag) == "section":
+                appendix += 1
+                letter = chr(64 + min(appendix, 26))
+                if child.get("anchor"):
+                    labels[child.get("anchor")] = f"Appendix {letter}"
+        for ref in back.iter():
+            if _local(ref.tag) == "reference" and ref.get("anchor"):
+                labels[ref.get("anchor")] = f"[{shown.get(ref.get('anchor')) or ref.get('anchor')}]"
+    return labels
+
+
+def _rendered(el: Any, labels: dict[str, str]) -> list[str]:
+    """The text pieces of ``el`` in document order, with empty cross-references rendered."""
+    out: list[str] = []
+
+    def visit(node: Any, top: bool) -> None:
+        tag = _local(node.tag)
+        if not top and (tag in _NOT_RENDERED or not isinstance(node.tag, str)):
+            pass
+        elif tag in ("xref", "relref") and not "".join(node.itertext()).strip():
+            out.append(_xref(node, labels))
+        elif tag == "eref" and not "".join(node.itertext()).strip():
+            out.append(f"<{node.get('target', '')}>")
+        else:
+            if node.text:
+                out.append(node.text)
+            for child in node:
+                visit(child, False)
+        if not top and node.tail:
+            out.append(node.tail)
+
+    visit(el, True)
+    return out
+
+
+def _xref(node: Any, labels: dict[str, str]) -> str:
+    target = node.get("target", "")
+    label = labels.get(target, target)
+    section = node.get("section")
+    if not section:
+        return label
+    form = node.get("sectionFormat", "of")
+    if form == "bare":
+        return section
+    kind = "Appendix" if section[:1].isalpha() else "Section"
+    if form == "comma":
+        return f"{label}, {kind} {section}"
+    if form == "parens":
+        return f"{label} ({kind} {section})"
+    return f"{kind} {section} of {label}"

@@ -66,3 +66,35 @@ def test_htmlized_html(tmp_path: Path) -> None:
     sections = {s.anchor: s for s in doc.sections}
     assert "section-8.1" in sections
     assert any(b.normativity == "normative" and "MUST" in b.text for b in doc.blocks())
+
+
+def test_xml_v3_sections_fragments_and_bcp14(tmp_path: Path) -> None:
+    doc = _extract(tmp_path, "https://www.rfc-editor.org/rfc/rfc9110.xml", "rfc9110.v3-excerpt.xml",
+                   "application/xml")
+    assert doc.family == "rfc" and doc.status == "ok" and doc.title == "HTTP Semantics"
+    sections = {s.anchor: s for s in doc.sections}
+    assert sections["section-3.2"].heading == "Representations"
+    assert sections["section-3.2"].number == "3.2"
+    assert sections["section-3.2"].path == ["Terminology and Core Concepts", "Representations"]
+    assert sections["section-2.2"].heading == "Requirements Notation"
+    blocks = {b.anchor: b for b in doc.blocks() if b.anchor}
+    # index entries and aliases are not paragraphs: the first <t> of 3.2 is #section-3.2-1
+    assert blocks["section-3.2-1"].text.startswith("A representation is information")
+    # the BCP 14 entities (&MUST; = <bcp14>MUST</bcp14>) are expanded and mark normative blocks
+    must = blocks["section-2.4-1"]
+    assert must.text.startswith("A recipient MUST interpret a received protocol element")
+    assert must.normativity == "normative" and must.attributes["bcp14"] == ["MUST"]
+    assert blocks["section-2.2-5"].attributes["bcp14"] == ["MUST NOT"]
+    assert blocks["section-2.2-2"].normativity == "informative"  # no uppercase keyword
+    # empty cross-references read as xml2rfc shows them
+    core = next(b for b in doc.blocks() if b.section_id == "section-1.3" and "(Section 3.1)" in b.text)
+    assert "representations (Section 3.2)." in core.text
+    assert "(representation.data.and.metadata)" in blocks["section-3.2-1"].text  # outside the excerpt
+    assert "HTTP/2 ([HTTP/2]) introduced" in blocks["section-1.2-3"].text
+
+
+def test_xml_v3_fragment(tmp_path: Path) -> None:
+    doc = _extract(tmp_path, "https://www.rfc-editor.org/rfc/rfc9110.xml", "rfc9110.v3-excerpt.xml",
+                   "application/xml", fragment="section-2")
+    assert [s.anchor for s in doc.sections] == ["section-2", "section-2.1", "section-2.2", "section-2.3",
+                                                "section-2.4", "section-2.5"]
