@@ -30,7 +30,7 @@ from episteme_core.records import LogEntry, SnapshotIdentity, SnapshotRecord, St
 from episteme_core.store.atomic import crashpoint, fsync_dir, temp_path_for
 from episteme_core.store.blobs import BlobStore
 from episteme_core.store.home import Home
-from episteme_core.store.log import Log
+from episteme_core.store.log import Log, append_line
 from episteme_core.store.stage import Stage
 
 STAGE_NAME = "snapshots"
@@ -262,6 +262,7 @@ class SnapshotWriter:
         self._new_records: dict[str, SnapshotRecord] = {}
         self._pending_log: list[LogEntry] = []
         self._created: list[Path] = []
+        self._verified: set[str] = set()  # blobs checked or written in this run
         self.committed: StageIndex | None = None
 
     def __enter__(self) -> SnapshotWriter:
@@ -290,6 +291,7 @@ class SnapshotWriter:
         digest = self.blobs.put(data)
         if not existed:
             self._created.append(path)
+            self._verified.add(digest)
         return digest
 
     def put_file(self, path: Path | str, max_bytes: int | None = None) -> tuple[str, int]:
@@ -334,6 +336,7 @@ class SnapshotWriter:
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(temp, target)
             self._created.append(target)
+            self._verified.add(sha)
             fsync_dir(target.parent)
             return sha, total
         finally:
@@ -342,12 +345,15 @@ class SnapshotWriter:
 
     def _check_blob(self, sha: str, length: int) -> None:
         """An existing blob must still hold its bytes; tampering is refused, never papered over."""
+        if sha in self._verified:
+            return
         path = self.blobs.path_for(sha)
         if file_digest(path) != (sha, length):
             raise EpistemeError(
                 "INVALID_INPUT", f"{path}: blob does not match its sha256 (tampered or corrupt)",
                 details={"path": str(path)}, hint="run episteme verify",
             )
+        self._verified.add(sha)
 
     def has_blob(self, sha: str, length: int) -> bool:
         """True when the blob is stored and intact (``INVALID_INPUT`` when it is stored but tampered)."""
@@ -467,8 +473,8 @@ class SnapshotWriter:
         entries = old_entries + [e for k, e in self._new_entries.items() if not self.catalog.has_snapshot(k)]
         meta: dict[str, Any] = dict(self.catalog.index.meta) if self.catalog.index else {}
         meta["sources"] = {source: self._states[source].to_meta() for source in sorted(self._states)}
-        for entry in self._pending_log:
-            self.log.append(entry)
+        if self._pending_log:  # one write and one fsync for the run's lines, each line whole
+            append_line(self.log.path, b"".join(canonical_bytes(unstructure(e)) for e in self._pending_log))
             crashpoint()
         self._pending_log.clear()
         self.committed = self.stage.commit(entries, meta)
