@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from episteme_core.documents import read_documents
+from episteme_core.extract.html import in_order
+from episteme_core.extract.text import decode
 from episteme_core.snapshots import SnapshotWriter, make_identity
 from episteme_core.store.home import Home
 from episteme_core.testing import invoke, validate
@@ -26,7 +28,7 @@ def _extract(home: Path, source: str, name: str, **options: str):
 
 
 def test_whatwg_url_standard(tmp_path: Path) -> None:
-    doc = _extract(tmp_path, "https://url.spec.whatwg.org/", "whatwg-url__url.rendered-2016-11.html")
+    doc = _extract(tmp_path, "https://url.spec.whatwg.org/", "whatwg-url__url.excerpt-2016-11.html")
     assert doc.family == "whatwg" and doc.authority == "normative"
     sections = {s.id: s for s in doc.sections}
     assert sections["url-parsing"].number is not None
@@ -37,7 +39,7 @@ def test_whatwg_url_standard(tmp_path: Path) -> None:
 
 
 def test_w3c_csp(tmp_path: Path) -> None:
-    doc = _extract(tmp_path, "https://www.w3.org/TR/CSP3/", "w3c-csp3__ED-2021-02-18.rendered.html")
+    doc = _extract(tmp_path, "https://www.w3.org/TR/CSP3/", "w3c-csp3__ED-2021-02-18.excerpt.html")
     assert doc.family == "w3c"
     sections = {s.id: s for s in doc.sections}
     assert sections["intro"].number == "1"
@@ -51,6 +53,24 @@ def test_w3c_csp(tmp_path: Path) -> None:
 
 
 def test_fragment(tmp_path: Path) -> None:
-    doc = _extract(tmp_path, "https://www.w3.org/TR/CSP3/", "w3c-csp3__ED-2021-02-18.rendered.html",
+    doc = _extract(tmp_path, "https://www.w3.org/TR/CSP3/", "w3c-csp3__ED-2021-02-18.excerpt.html",
                    fragment="framework-policy")
     assert doc.sections[0].id == "framework-policy"
+
+
+def test_pruned_parts_and_spans(tmp_path: Path) -> None:
+    """Table of contents, index, style and script never become text; spans hold on real markup."""
+    name = "whatwg-url__url.excerpt-2016-11.html"
+    doc = _extract(tmp_path, "https://url.spec.whatwg.org/", name)
+    text = "\n".join(b.text for b in doc.blocks())
+    for hidden in ("Table of Contents", ", in §4.1", "file-issue.js", "style-syntax-highlighting"):
+        assert hidden not in text
+    decoded = decode((FIXTURES / name).read_bytes(), None)
+    spanned = [b for b in doc.blocks() if b.span is not None]
+    assert len(spanned) > len(doc.blocks()) // 2
+    for block in spanned:
+        start, end = block.span.start, block.span.end
+        assert decoded[start] == block.text[0] and decoded[end - 1] == block.text[-1]
+        assert in_order(block.text, decoded, start, end)
+    goals = next(b for b in doc.blocks() if b.text.startswith("The URL standard takes the following"))
+    assert goals.span is not None
