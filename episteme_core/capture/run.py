@@ -71,7 +71,7 @@ class RunReport:
         ]
         for result in self.sources:
             if result.status == "failed":
-                lines.append(f"  failed {result.source}: {result.code}: {result.message}")
+                lines.append(f"  failed: {result.code}: {result.message}")
         lines.append("Committed." if self.committed else "Nothing to commit (no change).")
         return "\n".join(lines)
 
@@ -167,15 +167,17 @@ def snapshot_sources(
             results.append(result)
             report("snapshot", number, total, "failed" if result.status == "failed" else "completed",
                    f"{entry.url}: {result.status}")
-            if result.status == "failed":
-                if fail_fast:
-                    raise fail_fast_error(result, results)
-                if warn is not None:
-                    warn("SOURCE_FAILED", result.message or "", source=entry.url, sourceCode=result.code)
-            elif warn is not None:
+            if result.status == "failed" and fail_fast:
+                raise fail_fast_error(result, results)
+            if warn is not None:
                 for item in result.warnings:
                     warn(item["code"], f"{entry.url}: {item['message']}", source=entry.url)
-        return finish(writer, command, results)
+        outcome = finish(writer, command, results)
+    if warn is not None:  # only when the run succeeds; otherwise the error lists every failure
+        for result in outcome.sources:
+            if result.status == "failed":
+                warn("SOURCE_FAILED", result.message or "", source=result.source, sourceCode=result.code)
+    return outcome
 
 
 def _snapshot_one(

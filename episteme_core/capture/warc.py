@@ -116,8 +116,6 @@ def import_warc(
                        "failed" if result.status == "failed" else "completed",
                        f"{result.source}: {result.status}")
                 if warn is not None:
-                    if result.status == "failed":
-                        warn("SOURCE_FAILED", result.message or "", source=result.source)
                     for item in result.warnings:
                         warn(item["code"], f"{result.source}: {item['message']}", source=result.source)
         except (ArchiveLoadFailed, ValueError, EOFError, OSError, AttributeError, KeyError, TypeError,
@@ -130,7 +128,11 @@ def import_warc(
             raise EpistemeError("INVALID_INPUT", f"{path}: holds no WARC record",
                                 details={"path": str(path)})
         run = finish(writer, command, results)
-        return WarcImportReport(run, str(path), records, dict(sorted(skipped.items())))
+    if warn is not None:
+        for result in run.sources:
+            if result.status == "failed":
+                warn("SOURCE_FAILED", result.message or "", source=result.source, sourceCode=result.code)
+    return WarcImportReport(run, str(path), records, dict(sorted(skipped.items())))
 
 
 def _check_gzip(handle: IO[bytes], path: Path) -> None:
