@@ -17,7 +17,7 @@ import attrs
 from episteme_core.capture.http import Fetched, Fetcher, FetchSettings, parse_content_type
 from episteme_core.capture.manifest import ManifestEntry
 from episteme_core.convert import unstructure
-from episteme_core.errors import EpistemeError
+from episteme_core.errors import Cancelled, EpistemeError
 from episteme_core.records import SnapshotIdentity
 from episteme_core.snapshots import SnapshotWriter, make_identity
 from episteme_core.store.home import Home
@@ -159,6 +159,8 @@ def snapshot_sources(
 
             try:
                 result = _snapshot_one(writer, fetcher, entry, on_retry)
+            except Cancelled:
+                raise  # SIGINT/SIGTERM end the run (nothing committed), never one source
             except EpistemeError as error:
                 result = SourceResult(
                     entry=entry.index, source=entry.url, status="failed", code=error.code,
