@@ -170,3 +170,13 @@ def test_snapshot_ids_do_not_depend_on_hash_seed_or_clock(tmp_path: Path) -> Non
         assert result.exit_code == 0, result.stderr
         ids.append([s["snapshotId"] for s in json.loads(result.stdout)["data"]["sources"]])
     assert ids[0] == ids[1]
+
+
+def test_snapshots_stage_override(home: Path, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a")
+    elsewhere = tmp_path / "elsewhere"
+    result = _ingest(home, _map(tmp_path, [{"sourceUrl": URL, "localPath": "a.txt"}]),
+                     "--snapshots", str(elsewhere))
+    assert result.exit_code == 0, result.stderr
+    assert (elsewhere / "index.json").is_file() and not (home / "snapshots").exists()
+    assert (home / "blobs").is_dir()  # bytes stay in the home's blob store

@@ -130,3 +130,17 @@ def test_sigterm_mid_run_changes_nothing(server: TestServer, home: Path, tmp_pat
     leftovers = {k: v for k, v in tree(home).items() if not k.endswith(".tmp")}
     assert not any(k.startswith(("snapshots", "blobs")) for k in leftovers), leftovers
     assert not (home / "log.jsonl").exists()
+
+
+def test_retry_after_values() -> None:
+    from datetime import UTC, datetime
+
+    from episteme_core.capture.http import FetchSettings, parse_retry_after
+
+    now = datetime(2024, 1, 1, tzinfo=UTC)
+    assert parse_retry_after("7") == 7.0
+    assert parse_retry_after("Mon, 01 Jan 2024 00:00:30 GMT", now) == 30.0
+    assert parse_retry_after("Sun, 31 Dec 2023 00:00:00 GMT", now) == 0.0
+    assert parse_retry_after("soon") is None and parse_retry_after("-3") is None
+    settings = FetchSettings()
+    assert [settings.backoff_s(n) for n in range(6)] == [0.25, 0.5, 1.0, 2.0, 4.0, 5.0]

@@ -166,7 +166,7 @@ def _headers_then_reset(server: TestServer) -> str:
 
 
 def _trickle(server: TestServer) -> str:
-    return server.route("/trickle", slow_body(40, 0.05))
+    return server.route("/trickle", slow_body(100, 0.05))  # 5 s of body against a 0.6 s bound
 
 
 def _big(with_length: bool) -> Callable[[TestServer], str]:
@@ -217,7 +217,7 @@ def test_failures_have_a_code_and_change_nothing(
     assert source["status"] == "failed" and source["code"] == code
     assert tree(home) == before
     if case == "trickle past the time bound":
-        assert source["details"]["kind"] == "time" and elapsed < 1.5
+        assert source["details"]["kind"] == "time" and elapsed < 3
     if case.startswith("over bound"):
         assert source["details"]["kind"] == "wire"
     if case == "gzip bomb":
