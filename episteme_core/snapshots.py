@@ -438,17 +438,28 @@ class SnapshotWriter:
         if snapshot_id not in history:
             history = (*history, snapshot_id)
         self._states[source] = SourceState(snapshot_id, history, cleaned)
-        if previous is not None and previous.latest == snapshot_id:
-            return Observation("unchanged", record, previous.latest)
+        status = "unchanged" if previous is not None and previous.latest == snapshot_id else "captured"
+        self._log(identity.capture_kind, source, status, snapshot_id, observed_at)
+        return Observation(status, record, previous.latest if previous else None)
+
+    def _log(
+        self, kind: str, source: str, status: str, snapshot_id: str | None,
+        observed_at: str | None = None, code: str | None = None,
+    ) -> None:
+        """Queue one log line for this observation (written whole, with the run's commit)."""
         self._pending_log.append(LogEntry(
             time=observed_at or self.clock(),
             command=self.command,
-            source=identity.capture_kind,
-            status="captured",
+            source=kind,
+            status=status,
             snapshot_id=snapshot_id,
             record_id=source,
+            code=code,
         ))
-        return Observation("captured", record, previous.latest if previous else None)
+
+    def note_failure(self, source: str, kind: str, code: str) -> None:
+        """Log a failed observation of ``source`` (nothing else changes)."""
+        self._log(kind, source, "failed", None, code=code)
 
     def keep(self, source: str, options: Mapping[str, Any] | None = None) -> Observation:
         """The source is unchanged (an HTTP 304): keep its latest, update its options if given."""
@@ -457,17 +468,27 @@ class SnapshotWriter:
             raise EpistemeError("INTERNAL_ERROR", f"no recorded snapshot of {source!r} to keep")
         if options is not None:
             self._states[source] = SourceState(state.latest, state.history, clean_options(options))
-        return Observation("unchanged", self.record(state.latest), state.latest)
+        record = self.record(state.latest)
+        self._log(record.capture_kind, source, "unchanged", state.latest)
+        return Observation("unchanged", record, state.latest)
 
     # commit -----------------------------------------------------------------
 
     def changed(self) -> bool:
+        """Whether the stage itself changes (new snapshots, or a source's latest/history/options)."""
         old = {s: self.catalog.state(s) for s in self.catalog.sources()}
-        return bool(self._new_entries) or bool(self._pending_log) or old != self._states
+        return bool(self._new_entries) or old != self._states
 
     def commit(self) -> StageIndex | None:
-        """Append the queued log lines, then commit the index; ``None`` when nothing changed."""
+        """Append the queued log lines, then commit the index; ``None`` when the stage is unchanged.
+
+        Every observation is logged (captured, unchanged, failed); only captures move shards'
+        freshness, so re-observing unchanged content leaves every derived stage current.
+        """
         if not self.changed():
+            if self._pending_log:
+                append_line(self.log.path, b"".join(canonical_bytes(unstructure(e)) for e in self._pending_log))
+                self._pending_log.clear()
             return None
         old_entries = list(self.catalog.index.entries) if self.catalog.index else []
         entries = old_entries + [e for k, e in self._new_entries.items() if not self.catalog.has_snapshot(k)]

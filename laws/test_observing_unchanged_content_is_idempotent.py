@@ -1,7 +1,8 @@
-"""ObservingUnchangedContentIsIdempotent: observing the same content again changes no byte of the home.
+"""ObservingUnchangedContentIsIdempotent: observing the same content again changes no stored byte; the log only gains one line per observation.
 
 Whatever the sources and their order, a second observation of unchanged content reports
-``unchanged`` for every source and leaves every file of the home (stage, blobs, log) as it was.
+``unchanged`` for every source, leaves every stage file and blob as it was, and appends one
+``unchanged`` line per source to the log (the record of when each source was seen).
 """
 
 from __future__ import annotations
@@ -45,4 +46,8 @@ def test_observing_unchanged_content_is_idempotent(content: dict[str, bytes], rn
         shuffled = list(items)
         rnd.shuffle(shuffled)  # type: ignore[attr-defined]
         assert set(_run(root, shuffled, "2030-01-01T00:00:00Z")) == {"unchanged"}
-        assert _tree(root) == before
+        after = _tree(root)
+        old_log, new_log = before.pop("log.jsonl"), after.pop("log.jsonl")
+        assert after == before
+        assert new_log.startswith(old_log)
+        assert new_log[len(old_log):].count(b'"status":"unchanged"') == len(items)

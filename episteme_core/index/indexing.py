@@ -94,6 +94,18 @@ def source_label(source: str) -> str:
     return "src-" + hashlib.sha256(source.encode("utf-8")).hexdigest()[:12]
 
 
+def _same_but_log_mark(home: Home, old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """True when only the log mark moved and the log gained no capture past the old mark."""
+    from episteme_core.index.shards import _log_tail_has_captures
+
+    marks = ("logPosition", "logBytes")
+    if any(k not in old for k in marks):
+        return False
+    if {k: v for k, v in old.items() if k not in marks} != {k: v for k, v in new.items() if k not in marks}:
+        return False
+    return not _log_tail_has_captures(home, int(old.get("logBytes") or 0))
+
+
 def _log_mark(home: Home) -> tuple[int, int]:
     """(whole lines, bytes up to the last newline) of the log."""
     try:
@@ -204,6 +216,9 @@ def index_home(
         "nextShard": dict(sorted(next_seq.items())),
     }
     ordered = sorted(entries.values(), key=lambda e: e.key)
+    if previous is not None and _same_but_log_mark(home, previous.meta, meta):
+        # Only observations of unchanged content were logged since: keep the commit as it is.
+        meta["logPosition"], meta["logBytes"] = previous.meta["logPosition"], previous.meta["logBytes"]
     if previous is not None and previous.entries == ordered and previous.meta == meta:
         index = previous
         changed = False
