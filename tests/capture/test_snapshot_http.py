@@ -361,6 +361,8 @@ def test_some_failures_commit_the_rest_and_exit_0(server: TestServer, home: Path
     assert data["sources"][0]["code"] == "SOURCE_UNAVAILABLE"
     assert [w["code"] for w in result.envelope["warnings"]] == ["SOURCE_FAILED"]
     assert read_catalog(Home(home)).sources() == [good]
+    logged = [(e.record_id, e.status, e.code) for e in Log(Home(home).log_path).entries()]
+    assert logged == [(bad, "failed", "SOURCE_UNAVAILABLE"), (good, "captured", None)]
 
 
 def test_fail_fast_commits_nothing(server: TestServer, home: Path, tmp_path: Path) -> None:
