@@ -9,6 +9,8 @@ reading it.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -162,6 +164,19 @@ def verbatim_blocks(home: Home, document: Any) -> frozenset[str]:
     return frozenset(b.id for b in spans if text[b.span.start : b.span.end] == b.text)
 
 
+@contextlib.contextmanager
+def no_cycle_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a stage builds many small objects that hold no
+    cycles (it would walk them again and again: a quarter of index time); restored after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _chunker_for(chunkers: list[Any], document: Any) -> Any:
     for chunker in chunkers:
         if chunker.accepts(document):
@@ -292,6 +307,100 @@ def iter_chunk_objects(home: Home, index: StageIndex | None = None) -> Iterator[
                 details={"path": str(stage.object_path(entry))},
             )
         yield body
+
+
+def iter_chunk_rows(home: Home, index: StageIndex | None = None) -> Iterator[tuple[dict[str, Any], bytes]]:
+    """Every committed chunk as (JSON, its canonical bytes), hash-verified, in stage order.
+
+    The bytes are cut from the stored object (canonical JSON, as ``chunk_home`` writes it), so a
+    reader that stores rows (the shard builder) need not encode them again. An object that is not
+    in that layout (no writer of ours makes one) is parsed and its rows encoded canonically.
+    """
+    stage = chunks_stage(home)
+    index = index if index is not None else stage.read_index()
+    if index is None:
+        return
+    for entry in index.entries:
+        data = stage.read_bytes(entry)  # size and sha256 checked against the strict index
+        path = str(stage.object_path(entry))
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise EpistemeError("INVALID_INPUT", f"{path}: not valid UTF-8", details={"path": path}) from exc
+        rows = _canonical_rows(text)
+        if rows is None:
+            try:
+                body = json.loads(text)
+            except ValueError as exc:
+                raise EpistemeError(
+                    "INVALID_INPUT", f"{path}: not valid JSON", details={"path": path}
+                ) from exc
+            if not isinstance(body, dict) or not isinstance(body.get("chunks"), list):
+                raise EpistemeError("INVALID_INPUT", f"{path}: not a chunks object", details={"path": path})
+            from episteme_core.canonical import canonical_bytes
+
+            rows = [(row, canonical_bytes(row)[:-1]) for row in body["chunks"]]
+        yield from rows
+
+
+_SCAN: Any = None
+
+
+def _canonical_rows(text: str) -> list[tuple[dict[str, Any], bytes]] | None:
+    """The rows of a chunks object in canonical layout with each row's own bytes; None otherwise.
+
+    Canonical JSON has no whitespace, so the object is ``{"key":value,...}`` and each row of
+    ``"chunks":[...]`` is the text between its commas; the C scanner gives where each value ends.
+    """
+    global _SCAN
+    if _SCAN is None:
+        from json.scanner import make_scanner
+
+        _SCAN = make_scanner(json.JSONDecoder())
+    from json.decoder import scanstring
+
+    scan = _SCAN
+    rows: list[tuple[dict[str, Any], bytes]] | None = None
+    try:
+        if text[:2] != '{"':
+            return None
+        at = 1
+        while True:
+            if text[at] != '"':
+                return None
+            key, at = scanstring(text, at + 1)
+            if text[at] != ":":
+                return None
+            at += 1
+            if key == "chunks":
+                if text[at] != "[" or rows is not None:
+                    return None
+                rows = []
+                at += 1
+                if text[at] == "]":
+                    at += 1
+                else:
+                    while True:
+                        start = at
+                        row, at = scan(text, at)
+                        if not isinstance(row, dict):
+                            return None
+                        rows.append((row, text[start:at].encode("utf-8")))
+                        if text[at] == "]":
+                            at += 1
+                            break
+                        if text[at] != ",":
+                            return None
+                        at += 1
+            else:
+                _, at = scan(text, at)
+            if text[at] == "}":
+                return rows if text[at + 1 :] in ("", "\n") else None
+            if text[at] != ",":
+                return None
+            at += 1
+    except (IndexError, StopIteration, ValueError):
+        return None
 
 
 def read_chunks(home: Home) -> list[Chunk]:

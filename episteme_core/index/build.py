@@ -1,9 +1,12 @@
-"""Build one shard's bytes from chunks of one source: analyzer tokens, bm25s scores, sorted vocabulary.
+"""Build one shard's bytes from chunks of one source: analyzer tokens, BM25 scores, sorted vocabulary.
 
-bm25s computes the BM25 score of every (term, chunk) pair as a CSC matrix; we hand it our own
-sorted vocabulary (bm25s would build one from a Python set, whose order changes with
-PYTHONHASHSEED), rows sorted by chunk id, and write the arrays into a shard file. Equal chunks and
-parameters give equal bytes.
+The BM25 score of every (term, chunk) pair is computed with numpy as a CSC matrix, exactly as bm25s
+(``BM25(method="lucene")``, float32) computes it: same formula, same order of floating-point
+operations, same bytes (``tests/retrieval/test_bm25_scorer.py`` checks them bit for bit against the
+installed bm25s). bm25s scores in a Python loop per document; doing it vectorised over the sorted
+vocabulary is what keeps ``episteme index`` within a small factor of bm25s itself. Rows are sorted
+by chunk id, the vocabulary is sorted (bm25s would build one from a Python set, whose order changes
+with PYTHONHASHSEED): equal chunks and parameters give equal bytes.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from episteme_core.index import shardfile
-from episteme_core.index.analyzer import analyzer_params, document_tokens, vocabulary
+from episteme_core.index.analyzer import analyzer_params, document_tokens
 
 BM25_DEFAULTS: dict[str, Any] = {"k1": 1.5, "b": 0.75, "method": "lucene", "headingWeight": 2}
 FACETS = ("family", "authority", "documentType", "normativity")
@@ -36,25 +39,70 @@ def epoch_seconds(value: str | None) -> float:
     return moment.timestamp()
 
 
+# The bm25s release whose lucene scores ours equal bit for bit (recorded in each shard's meta).
+BM25S_COMPATIBLE = "0.3.16"
+
+
+def bm25_matrix(token_lists: list[list[str]], params: dict[str, Any]) -> tuple[list[str], Any, Any, Any]:
+    """The sorted vocabulary and the CSC arrays (data f4, rows i8, starts i8) of BM25 lucene scores.
+
+    Equal to bm25s's ``BM25(k1, b, method="lucene").index(...)`` over the same vocabulary: idf
+    ``log(1 + (N - df + 0.5) / (df + 0.5))`` rounded to float32, times ``tf / (k1 * ((1 - b) + b *
+    dl / avgdl) + tf)`` in float64, rounded to float32; per term, rows ascending.
+    """
+    import math
+
+    import numpy as np
+
+    n = len(token_lists)
+    lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=n)
+    flat = [token for tokens in token_lists for token in tokens]
+    if not flat:
+        empty = np.zeros(0, dtype=np.int64)
+        return [], empty.astype(np.float32), empty, np.zeros(1, dtype=np.int64)
+    vocab = sorted(set(flat))
+    ids = dict(zip(vocab, range(len(vocab)), strict=True))
+    terms = np.fromiter(map(ids.__getitem__, flat), dtype=np.int64, count=len(flat))
+    del flat
+    # (term, row) pairs sorted by term then row, with their counts: the CSC order bm25s produces.
+    keys = terms * n + np.repeat(np.arange(n, dtype=np.int64), lengths)
+    del terms
+    keys.sort()
+    first = np.empty(keys.size, dtype=bool)
+    first[:1] = True
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    tf = np.diff(np.append(starts, keys.size)).astype(np.float64)
+    keys = keys[starts]
+    cols = keys // n
+    rows = keys - cols * n
+    df = np.bincount(cols, minlength=len(vocab))
+    indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+    np.cumsum(df, out=indptr[1:])
+    # idf by math.log (as bm25s), once per distinct document frequency, rounded to float32
+    distinct, inverse = np.unique(df, return_inverse=True)
+    idf = np.array([math.log(1 + (n - d + 0.5) / (d + 0.5)) for d in distinct.tolist()], dtype=np.float32)
+    k1, b = params["k1"], params["b"]
+    avg = lengths.mean()  # bm25s: np.array(lengths).mean(), a float64 scalar
+    norm = k1 * ((1 - b) + b * lengths.astype(np.float64) / avg)
+    scores = idf[inverse][cols].astype(np.float64) * (tf / (norm[rows] + tf))
+    return vocab, scores.astype(np.float32), rows, indptr
+
+
 def bm25_scores(
     token_lists: list[list[str]], vocab: list[str], params: dict[str, Any]
 ) -> tuple[bytes, bytes, bytes]:
-    """bm25s's CSC arrays (data f4, indices u4, indptr u8) over ``vocab`` as little-endian bytes."""
-    import bm25s
-    import numpy as np
+    """The CSC arrays (data f4, indices u4, indptr u8) over ``vocab`` as little-endian bytes.
 
-    ids = {term: i for i, term in enumerate(vocab)}
-    lookup = ids.__getitem__
-    corpus = [list(map(lookup, tokens)) for tokens in token_lists]
-    retriever = bm25s.BM25(
-        k1=params["k1"], b=params["b"], method=params["method"], backend="numpy", csc_backend="numpy"
+    ``vocab`` must be the sorted vocabulary of ``token_lists`` (``analyzer.vocabulary``).
+    """
+
+    built, data, rows, indptr = bm25_matrix(token_lists, params)
+    if built != vocab:
+        raise ValueError("vocab must be the sorted vocabulary of token_lists")
+    return (
+        data.astype("<f4").tobytes(), rows.astype("<u4").tobytes(), indptr.astype("<u8").tobytes()
     )
-    retriever.index((corpus, ids), create_empty_token=False, show_progress=False)
-    scores = retriever.scores
-    data = np.ascontiguousarray(scores["data"], dtype="<f4").tobytes()
-    indices = np.ascontiguousarray(scores["indices"], dtype="<u4").tobytes()
-    indptr = np.ascontiguousarray(scores["indptr"], dtype="<u8").tobytes()
-    return data, indices, indptr
 
 
 def _facet_table(rows: list[dict[str, Any]], field: str) -> list[Any]:
@@ -64,49 +112,52 @@ def _facet_table(rows: list[dict[str, Any]], field: str) -> list[Any]:
 
 def build_shard(
     rows: list[dict[str, Any]], *, source: str, name: str, params: dict[str, Any],
-    built_from: dict[str, Any],
+    built_from: dict[str, Any], row_bytes: list[bytes] | None = None,
 ) -> bytes:
-    """The bytes of a shard over ``rows`` (chunk JSON objects of one source, sorted by id)."""
+    """The bytes of a shard over ``rows`` (chunk JSON objects of one source, sorted by id).
+
+    ``row_bytes``, when given, are the canonical JSON bytes of ``rows`` (as the chunks stage stores
+    them, so they need not be encoded again); else they are encoded here.
+    """
+    import numpy as np
+
     if any(row["sourceKind"] != source for row in rows):
         raise ValueError(f"shard {name}: every chunk must be of source {source}")
     ids = [row["id"] for row in rows]
     if ids != sorted(ids) or len(set(ids)) != len(ids):
         raise ValueError(f"shard {name}: rows must be sorted by unique chunk id")
+    if row_bytes is None:
+        row_bytes = [
+            json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                       allow_nan=False).encode()
+            for row in rows
+        ]
+    elif len(row_bytes) != len(rows):
+        raise ValueError(f"shard {name}: one row_bytes item per row")
     weight = int(params["headingWeight"])
     token_lists = [document_tokens(row.get("heading"), row["text"], weight) for row in rows]
-    vocab = vocabulary(token_lists)
-    if vocab:
-        data, indices, indptr = bm25_scores(token_lists, vocab, params)
-    else:
-        data, indices, indptr = b"", b"", struct.pack("<Q", 0)
+    vocab, data, indices, indptr = bm25_matrix(token_lists, params)
+    del token_lists
     encoded = [term.encode("utf-8") for term in vocab]
-    offsets = [0]
-    for term in encoded:
-        offsets.append(offsets[-1] + len(term))
-    row_bytes = [
-        json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-        for row in rows
-    ]
-    row_offsets = [0]
-    for item in row_bytes:
-        row_offsets.append(row_offsets[-1] + len(item))
+    offsets = np.zeros(len(encoded) + 1, dtype="<u8")
+    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+    row_offsets = np.zeros(len(row_bytes) + 1, dtype="<u8")
+    np.cumsum(np.fromiter(map(len, row_bytes), dtype=np.int64, count=len(row_bytes)), out=row_offsets[1:])
     facets = {field: _facet_table(rows, field) for field in FACETS}
     arrays: dict[str, tuple[str, bytes]] = {
-        "ids": ("u1", b"".join(bytes.fromhex(i) for i in ids)),
-        "vocabOffsets": ("u8", struct.pack(f"<{len(offsets)}Q", *offsets)),
+        "ids": ("u1", bytes.fromhex("".join(ids))),
+        "vocabOffsets": ("u8", offsets.tobytes()),
         "vocabBytes": ("u1", b"".join(encoded)),
-        "postingsData": ("f4", data),
-        "postingsRows": ("u4", indices),
-        "postingsStart": ("u8", indptr),
-        "rowOffsets": ("u8", struct.pack(f"<{len(row_offsets)}Q", *row_offsets)),
+        "postingsData": ("f4", data.astype("<f4").tobytes()),
+        "postingsRows": ("u4", indices.astype("<u4").tobytes()),
+        "postingsStart": ("u8", indptr.astype("<u8").tobytes()),
+        "rowOffsets": ("u8", row_offsets.tobytes()),
         "rowBytes": ("u1", b"".join(row_bytes)),
         "times": ("f8", struct.pack(f"<{len(rows)}d", *(epoch_seconds(r.get("time")) for r in rows))),
     }
     for field in FACETS:
         codes = {value: code for code, value in enumerate(facets[field])}
         arrays[f"facet.{field}"] = ("u2", struct.pack(f"<{len(rows)}H", *(codes[r.get(field)] for r in rows)))
-    import bm25s
-
     meta = {
         "name": name,
         "source": source,
@@ -114,7 +165,7 @@ def build_shard(
         "terms": len(vocab),
         "analyzer": analyzer_params(),
         "bm25": dict(params),
-        "bm25s": bm25s.__version__ if vocab else None,
+        "bm25s": BM25S_COMPATIBLE if vocab else None,
         "facets": facets,
         "builtFrom": built_from,
     }

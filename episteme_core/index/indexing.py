@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from episteme_core.chunking import chunks_stage, iter_chunk_objects
+from episteme_core.chunking import chunks_stage, iter_chunk_rows, no_cycle_gc
 from episteme_core.errors import EpistemeError
 from episteme_core.index.analyzer import ANALYZER_VERSION, analyzer_params
 from episteme_core.index.build import BM25_DEFAULTS, build_shard
@@ -120,6 +120,11 @@ def index_home(
     home: Home, *, reshard: bool = False, progress: ProgressFn | None = None
 ) -> IndexReport:
     """Bring the shards up to the committed chunks; call inside ``ctx.writing()``."""
+    with no_cycle_gc():
+        return _index_home(home, reshard=reshard, progress=progress)
+
+
+def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None) -> IndexReport:
     shard_size, params = shard_settings(home)
     cstage = chunks_stage(home)
     chunk_index = cstage.read_index()
@@ -129,10 +134,9 @@ def index_home(
             hint="run episteme chunk (or episteme pipeline)",
         )
     chunk_index_sha = hashlib.sha256(cstage.index_path.read_bytes()).hexdigest()
-    live: dict[str, dict[str, Any]] = {}
-    for body in iter_chunk_objects(home, chunk_index):
-        for row in body["chunks"]:
-            live.setdefault(row["id"], row)
+    live: dict[str, tuple[dict[str, Any], bytes]] = {}  # chunk id -> (JSON, its canonical bytes)
+    for row, raw in iter_chunk_rows(home, chunk_index):
+        live.setdefault(row["id"], (row, raw))
     stage = Stage(home, STAGE)
     previous = stage.read_index()
     analyzer = analyzer_params()
@@ -173,7 +177,7 @@ def index_home(
             deleted_rows += len(gone)
     fresh: dict[str, list[str]] = {}
     for chunk in sorted(set(live) - covered):
-        fresh.setdefault(live[chunk]["sourceKind"], []).append(chunk)
+        fresh.setdefault(live[chunk][0]["sourceKind"], []).append(chunk)
     planned = []
     for source in sorted(fresh):
         ids = fresh[source]
@@ -186,8 +190,8 @@ def index_home(
     terms = 0
     built_from = {"chunkIndexFingerprint": chunk_index.fingerprint}
     for number, (name, source, ids) in enumerate(planned, start=1):
-        data = build_shard([live[i] for i in ids], source=source, name=name, params=params,
-                           built_from=built_from)
+        data = build_shard([live[i][0] for i in ids], source=source, name=name, params=params,
+                           built_from=built_from, row_bytes=[live[i][1] for i in ids])
         entry = stage.put_bytes(name, data, suffix=".shard")
         entries[name] = entry
         shard = Shard(stage.object_path(entry), name=name, source=source, size=entry.bytes,

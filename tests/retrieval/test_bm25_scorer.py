@@ -1,0 +1,67 @@
+"""The numpy BM25 scorer gives bm25s's own CSC arrays bit for bit (the shard's ``bm25s`` meta claims it)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from episteme_core.index.analyzer import document_tokens, vocabulary
+from episteme_core.index.build import BM25S_COMPATIBLE, bm25_matrix, bm25_scores
+
+
+def _bm25s_arrays(
+    token_lists: list[list[str]], vocab: list[str], k1: float, b: float
+) -> tuple[bytes, bytes, bytes]:
+    """What bm25s itself builds over our sorted vocabulary (its numpy backend)."""
+    import bm25s
+    import numpy as np
+
+    ids = {term: i for i, term in enumerate(vocab)}
+    corpus = [[ids[t] for t in tokens] for tokens in token_lists]
+    retriever = bm25s.BM25(k1=k1, b=b, method="lucene", backend="numpy", csc_backend="numpy")
+    retriever.index((corpus, ids), create_empty_token=False, show_progress=False)
+    scores = retriever.scores
+    return tuple(  # type: ignore[return-value]
+        np.asarray(scores[key], dtype=kind).tobytes()
+        for key, kind in (("data", "<f4"), ("indices", "<u4"), ("indptr", "<u8"))
+    )
+
+
+def _corpus(seed: int, docs: int) -> list[list[str]]:
+    rng = random.Random(seed)
+    words = ["whale", "sea", "ship", "Straße", "東京都", "café", "हिन्दी", "must", "a", "x", "42"] + [
+        f"w{i}" for i in range(300)
+    ]
+    weights = [1.0 / (rank + 1) for rank in range(len(words))]
+    result = []
+    for _ in range(docs):
+        heading = " ".join(rng.choices(words, weights, k=rng.randint(0, 4)))
+        text = " ".join(rng.choices(words, weights, k=rng.randint(0, 120)))
+        result.append(document_tokens(heading, text, 2))
+    return result
+
+
+@pytest.mark.parametrize(("seed", "docs", "k1", "b"), [
+    (1, 500, 1.5, 0.75), (2, 300, 1.2, 0.4), (3, 200, 2, 1), (4, 50, 0.0, 0.0), (5, 40, 10.0, 10.0),
+    (6, 1, 1.5, 0.75),
+])
+def test_scores_are_bm25s_bit_for_bit(seed: int, docs: int, k1: float, b: float) -> None:
+    import bm25s
+
+    token_lists = _corpus(seed, docs)
+    token_lists.append([])  # a chunk with no token counts in the average length, as in bm25s
+    vocab = vocabulary(token_lists)
+    ours = bm25_scores(token_lists, vocab, {"k1": k1, "b": b})
+    assert ours == _bm25s_arrays(token_lists, vocab, k1, b)
+    assert bm25s.__version__ == BM25S_COMPATIBLE, "bm25s changed: check its formula, then the constant"
+
+
+def test_no_tokens_gives_an_empty_matrix() -> None:
+    vocab, data, rows, starts = bm25_matrix([[], []], {"k1": 1.5, "b": 0.75})
+    assert vocab == [] and data.size == 0 and rows.size == 0 and starts.tolist() == [0]
+
+
+def test_vocabulary_must_match() -> None:
+    with pytest.raises(ValueError):
+        bm25_scores([["a", "b"]], ["a"], {"k1": 1.5, "b": 0.75})
