@@ -10,7 +10,7 @@ import attrs
 
 from episteme_core.cli.progress import Progress
 from episteme_core.plugins import Plugins
-from episteme_core.store.atomic import sweep_temp_files
+from episteme_core.store.atomic import deferred_sync, sweep_temp_files
 from episteme_core.store.home import STAGES, Home
 from episteme_core.store.lock import WriterLock
 
@@ -35,7 +35,7 @@ class Context:
     def writing(self) -> Iterator[Home]:
         """Hold the home's writer lock for the block; sweep temp files a killed writer left."""
         self.home.ensure_writable()
-        with WriterLock(self.home.lock_path, self.command, warn=self.warn):
+        with WriterLock(self.home.lock_path, self.command, warn=self.warn), deferred_sync():
             for directory in [self.home.root, *(self.home.stage_dir(s) for s in STAGES)]:
                 if directory.exists():
                     for path in directory.glob(".*.tmp"):

@@ -9,10 +9,15 @@ from pathlib import Path
 from episteme_core.canonical import canonical_bytes, loads_strict
 from episteme_core.convert import structure, unstructure
 from episteme_core.records import LogEntry
+from episteme_core.store.atomic import flush_pending
 
 
 def append_line(path: Path, data: bytes) -> None:
-    """Append one whole line with a single ``write`` on an O_APPEND descriptor, then fsync."""
+    """Append one whole line with a single ``write`` on an O_APPEND descriptor, then fsync.
+
+    Files the line may name (written under ``deferred_sync``) are made durable first.
+    """
+    flush_pending()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:

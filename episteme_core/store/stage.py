@@ -16,7 +16,7 @@ from episteme_core.canonical import canonical_bytes, fingerprint, loads_strict, 
 from episteme_core.convert import structure, unstructure
 from episteme_core.errors import EpistemeError
 from episteme_core.records import StageEntry, StageIndex
-from episteme_core.store.atomic import atomic_write, crashpoint
+from episteme_core.store.atomic import atomic_write, crashpoint, flush_pending
 from episteme_core.store.home import Home
 
 INDEX_NAME = "index.json"
@@ -81,8 +81,10 @@ class Stage:
             meta=draft.meta,
             fingerprint=index_fingerprint(draft),
         )
+        flush_pending()  # every object the index names is durable before the index changes
         crashpoint()
         atomic_write(self.index_path, canonical_bytes(unstructure(index)))
+        flush_pending()
         crashpoint()
         return index
 
