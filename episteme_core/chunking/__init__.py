@@ -197,7 +197,71 @@ def chunk_home(
     progress: ProgressFn | None = None,
 ) -> ChunkReport:
     """Chunk every committed document and commit the chunks stage; call inside ``ctx.writing()``."""
+    with no_cycle_gc():
+        return _chunk_home(home, chunkers, max_chars=max_chars, overlap_chars=overlap_chars,
+                           progress=progress)
+
+
+def _chunk_fast(
+    home: Home, chunkers: list[Any], entry: StageEntry, max_chars: int, overlap_chars: int
+) -> tuple[bytes | None, int]:
+    """A document's chunks object cut from its stored JSON, without records (``chunk_rows``).
+
+    (None, 0) when a chunker on the way cannot judge JSON, the one that accepts it has no
+    ``chunk_rows``, or the JSON is not as the extractor writes it: the record path then decides
+    (and names any problem with the document).
+    """
+    from episteme_core.chunking.rows import body_bytes, verbatim_ids
+    from episteme_core.documents import documents_stage
+
+    stage = documents_stage(home)
+    try:
+        data = json.loads(stage.read_bytes(entry))
+        chosen = None
+        for chunker in chunkers:
+            judge = getattr(chunker, "accepts_json", None)
+            if not callable(judge):
+                return None, 0
+            if judge(data):
+                chosen = chunker
+                break
+        if chosen is None or not callable(getattr(chosen, "chunk_rows", None)):
+            return None, 0
+        rows = chosen.chunk_rows(data, max_chars=max_chars, overlap_chars=overlap_chars,
+                                 verbatim=verbatim_ids(home, data))
+        return body_bytes(f"{chosen.name}/{chosen.version}", data, rows), len(rows)
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError):
+        return None, 0
+
+
+def _chunk_records(
+    home: Home, chunkers: list[Any], entry: StageEntry, max_chars: int, overlap_chars: int
+) -> tuple[bytes, int]:
+    """A document's chunks object through ``Document`` and ``Chunk`` records (any chunker)."""
     from episteme_core.canonical import canonical_bytes
+
+    document = read_document_fast(home, entry)
+    chunker = _chunker_for(chunkers, document)
+    options_ = {"max_chars": max_chars, "overlap_chars": overlap_chars,
+                "verbatim": verbatim_blocks(home, document)}
+    if callable(getattr(chunker, "chunk_json", None)):
+        rows = chunker.chunk_json(document, **options_)
+    else:  # a third-party chunker that returns records
+        rows = [chunk.to_json() for chunk in chunker.chunk(document, **options_)]
+    body = {
+        "schemaVersion": OBJECT_SCHEMA_VERSION,
+        "documentId": document.id,
+        "source": document.source,
+        "sourceKind": document.source_kind,
+        "chunker": f"{chunker.name}/{chunker.version}",
+        "chunks": rows,
+    }
+    return canonical_bytes(body), len(rows)
+
+
+def _chunk_home(
+    home: Home, chunkers: list[Any], *, max_chars: int, overlap_chars: int, progress: ProgressFn | None,
+) -> ChunkReport:
     from episteme_core.documents import documents_stage
 
     check_options(max_chars, overlap_chars)
@@ -230,24 +294,11 @@ def chunk_home(
             counts[key] = int(previous_counts[key])
             reused += 1
         else:
-            document = read_document_fast(home, doc_entry)
-            chunker = _chunker_for(chunkers, document)
-            options_ = {"max_chars": max_chars, "overlap_chars": overlap_chars,
-                        "verbatim": verbatim_blocks(home, document)}
-            if callable(getattr(chunker, "chunk_json", None)):
-                rows = chunker.chunk_json(document, **options_)
-            else:  # a third-party chunker that returns records
-                rows = [chunk.to_json() for chunk in chunker.chunk(document, **options_)]
-            body = {
-                "schemaVersion": OBJECT_SCHEMA_VERSION,
-                "documentId": document.id,
-                "source": document.source,
-                "sourceKind": document.source_kind,
-                "chunker": f"{chunker.name}/{chunker.version}",
-                "chunks": rows,
-            }
-            pending.append((key, canonical_bytes(body), ".json"))
-            counts[key] = len(rows)
+            data, count = _chunk_fast(home, chunkers, doc_entry, max_chars, overlap_chars)
+            if data is None:
+                data, count = _chunk_records(home, chunkers, doc_entry, max_chars, overlap_chars)
+            pending.append((key, data, ".json"))
+            counts[key] = count
             chunked += 1
         if progress:
             progress(number, len(doc_entries), key)
@@ -356,8 +407,8 @@ def _canonical_rows(text: str) -> list[tuple[dict[str, Any], bytes]] | None:
     if _SCAN is None:
         from json.scanner import make_scanner
 
-        _SCAN = make_scanner(json.JSONDecoder())
-    from json.decoder import scanstring
+        _SCAN = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+    from json.decoder import scanstring  # type: ignore[attr-defined]
 
     scan = _SCAN
     rows: list[tuple[dict[str, Any], bytes]] | None = None

@@ -60,6 +60,10 @@ class ParagraphChunker:
     def accepts(self, document: Document) -> bool:
         return document.document_type == RECORD_DOCUMENT_TYPE
 
+    def accepts_json(self, data: dict[str, Any]) -> bool:
+        """``accepts`` for a document given as its stored JSON."""
+        return data.get("documentType") == RECORD_DOCUMENT_TYPE
+
     def chunk(
         self, document: Document, *, max_chars: int, overlap_chars: int,
         verbatim: frozenset[str] = frozenset(),
@@ -71,3 +75,12 @@ class ParagraphChunker:
         verbatim: frozenset[str] = frozenset(),
     ) -> list[dict[str, Any]]:
         return [sealed_json(c) for c in chunk_record(document, max_chars, overlap_chars, verbatim)]
+
+    def chunk_rows(
+        self, data: dict[str, Any], *, max_chars: int, overlap_chars: int,
+        verbatim: frozenset[str] = frozenset(),
+    ) -> list[str]:
+        """Sealed canonical JSON texts from the document's stored JSON (same bytes as ``chunk_json``)."""
+        from episteme_core.chunking.rows import paragraph_rows
+
+        return paragraph_rows(data, max_chars, overlap_chars, verbatim, f"{NAME}/{VERSION}")

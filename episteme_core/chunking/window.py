@@ -201,6 +201,10 @@ class WindowChunker:
     def accepts(self, document: Document) -> bool:
         return document.document_type != "record"
 
+    def accepts_json(self, data: dict[str, Any]) -> bool:
+        """``accepts`` for a document given as its stored JSON."""
+        return data.get("documentType") != "record"
+
     def chunk(
         self, document: Document, *, max_chars: int, overlap_chars: int,
         verbatim: frozenset[str] = frozenset(),
@@ -213,3 +217,13 @@ class WindowChunker:
     ) -> list[dict[str, Any]]:
         """The chunks as sealed JSON (what the chunks stage stores), without building records twice."""
         return [sealed_json(c) for c in chunk_document(document, max_chars, overlap_chars, verbatim)]
+
+    def chunk_rows(
+        self, data: dict[str, Any], *, max_chars: int, overlap_chars: int,
+        verbatim: frozenset[str] = frozenset(),
+    ) -> list[str]:
+        """The chunks of a document given as its stored JSON, as sealed canonical JSON texts (the
+        stage's fast path: no records; same bytes as ``chunk_json``)."""
+        from episteme_core.chunking.rows import window_rows
+
+        return window_rows(data, max_chars, overlap_chars, verbatim, f"{NAME}/{VERSION}")

@@ -28,6 +28,8 @@ _CJK = (
     "\uac00-\ud7ff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
 )
 _ASCII_TOKEN = re.compile(f"[a-z0-9]{{1,{MAX_TOKEN_CHARS}}}")
+# ASCII text in one pass: letters lowercased, digits kept, everything else a space (then split).
+_ASCII_WORDS = {c: (chr(c).lower() if chr(c).isalnum() else " ") for c in range(128)}
 
 
 @functools.cache
@@ -64,6 +66,11 @@ def _cjk_bigrams(run: str) -> list[str]:
 
 def tokenize(text: str) -> list[str]:
     """The tokens of ``text`` in order (repeats kept: they are term frequency)."""
+    if text.isascii():  # the common case: one translate and a split, as the regex would cut it
+        words = text.translate(_ASCII_WORDS).split()
+        if words and max(map(len, words)) > MAX_TOKEN_CHARS:
+            return _ASCII_TOKEN.findall(text.lower())
+        return words
     text = normalize(text)
     if text.isascii():
         return _ASCII_TOKEN.findall(text)

@@ -135,8 +135,8 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None) -> In
         )
     chunk_index_sha = hashlib.sha256(cstage.index_path.read_bytes()).hexdigest()
     live: dict[str, tuple[dict[str, Any], bytes]] = {}  # chunk id -> (JSON, its canonical bytes)
-    for row, raw in iter_chunk_rows(home, chunk_index):
-        live.setdefault(row["id"], (row, raw))
+    for chunk_json, raw in iter_chunk_rows(home, chunk_index):
+        live.setdefault(chunk_json["id"], (chunk_json, raw))
     stage = Stage(home, STAGE)
     previous = stage.read_index()
     analyzer = analyzer_params()

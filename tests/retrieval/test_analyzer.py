@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from episteme_core.index.analyzer import ANALYZER_VERSION, query_terms, tokenize
 
@@ -60,3 +62,14 @@ def test_tokens_are_bounded() -> None:
 
 def test_version_is_named() -> None:
     assert ANALYZER_VERSION == "unicode-v1"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=400)
+       | st.lists(st.sampled_from(["a" * 99, "b" * 100, "c" * 101, "Z" * 250, "_", " ", "x1", "\t"]))
+       .map("".join))
+def test_ascii_fast_path_cuts_as_the_regex(text: str) -> None:
+    """ASCII text takes translate + split; it must give exactly the regex's tokens (runs cut at 100)."""
+    import re
+
+    assert tokenize(text) == re.findall("[a-z0-9]{1,100}", text.lower())
