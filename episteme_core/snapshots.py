@@ -487,7 +487,8 @@ class SnapshotWriter:
         """
         if not self.changed():
             if self._pending_log:
-                append_line(self.log.path, b"".join(canonical_bytes(unstructure(e)) for e in self._pending_log))
+                lines = b"".join(canonical_bytes(unstructure(e)) for e in self._pending_log)
+                append_line(self.log.path, lines)
                 self._pending_log.clear()
             return None
         old_entries = list(self.catalog.index.entries) if self.catalog.index else []

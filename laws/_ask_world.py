@@ -12,7 +12,7 @@ from episteme_core.ask.memory import MemoryChunk, MemoryShard
 from episteme_core.ask.reader import BaseReader, ReaderSpec, ReadReply, ReadRequest
 
 WORDS = ("whale", "sea", "ship", "truth", "ball", "tea", "code", "test", "Straße", "東京", "café")
-SOURCES = ("books", "claude", "git", "intent")
+SOURCES = ("books", "claude", "file", "intent")  # builtin sources only: plugins may be absent
 
 times = st.one_of(
     st.none(),
