@@ -27,6 +27,7 @@ STAGE = "chunks"
 OBJECT_SCHEMA_VERSION = "1"
 
 ProgressFn = Callable[[int, int, str], None]
+PENDING_BYTES = 256 * 1024 * 1024  # chunk objects held before they are written
 
 
 def chunks_stage(home: Home) -> Stage:
@@ -281,6 +282,7 @@ def _chunk_home(
         previous_inputs = dict(previous.meta.get("inputs") or {})
     entries: list[StageEntry] = []
     pending: list[tuple[str, bytes, str]] = []
+    pending_bytes = 0
     inputs: dict[str, str] = {}
     counts: dict[str, int] = {}
     previous_counts = dict(previous.meta.get("counts") or {}) if previous else {}
@@ -298,6 +300,10 @@ def _chunk_home(
             if data is None:
                 data, count = _chunk_records(home, chunkers, doc_entry, max_chars, overlap_chars)
             pending.append((key, data, ".json"))
+            pending_bytes += len(data)
+            if pending_bytes > PENDING_BYTES:  # bounded memory: write this batch (one sync each)
+                entries.extend(put_objects(stage, pending))
+                pending, pending_bytes = [], 0
             counts[key] = count
             chunked += 1
         if progress:

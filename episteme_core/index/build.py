@@ -22,6 +22,8 @@ from episteme_core.index.analyzer import analyzer_params, document_tokens
 
 BM25_DEFAULTS: dict[str, Any] = {"k1": 1.5, "b": 0.75, "method": "lucene", "headingWeight": 2}
 FACETS = ("family", "authority", "documentType", "normativity")
+# What ``build_shard`` reads of a chunk when it is given the chunks' bytes (the rest is in the bytes).
+INDEXED_FIELDS = ("id", "sourceKind", "heading", "text", "time", *FACETS)
 
 
 def epoch_seconds(value: str | None) -> float:

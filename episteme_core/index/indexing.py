@@ -20,7 +20,7 @@ import attrs
 from episteme_core.chunking import chunks_stage, iter_chunk_rows, no_cycle_gc
 from episteme_core.errors import EpistemeError
 from episteme_core.index.analyzer import ANALYZER_VERSION, analyzer_params
-from episteme_core.index.build import BM25_DEFAULTS, build_shard
+from episteme_core.index.build import BM25_DEFAULTS, INDEXED_FIELDS, build_shard
 from episteme_core.index.shardfile import header_sha256
 from episteme_core.index.shards import STAGE, Shard
 from episteme_core.records import StageEntry
@@ -134,9 +134,11 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None) -> In
             hint="run episteme chunk (or episteme pipeline)",
         )
     chunk_index_sha = hashlib.sha256(cstage.index_path.read_bytes()).hexdigest()
-    live: dict[str, tuple[dict[str, Any], bytes]] = {}  # chunk id -> (JSON, its canonical bytes)
+    # chunk id -> (the fields a shard indexes, the chunk's canonical bytes): a million chunks fit
+    live: dict[str, tuple[dict[str, Any], bytes]] = {}
     for chunk_json, raw in iter_chunk_rows(home, chunk_index):
-        live.setdefault(chunk_json["id"], (chunk_json, raw))
+        if chunk_json["id"] not in live:
+            live[chunk_json["id"]] = ({key: chunk_json.get(key) for key in INDEXED_FIELDS}, raw)
     stage = Stage(home, STAGE)
     previous = stage.read_index()
     analyzer = analyzer_params()
