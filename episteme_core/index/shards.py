@@ -84,6 +84,7 @@ class Shard:
         self.rows = int(self.meta["rows"])
         self.deleted = frozenset(deleted)
         self._terms = self.file.count("vocabOffsets") - 1
+        self._postings_cache: tuple[tuple[str, ...], list[tuple[int, int]]] | None = None
 
     @property
     def live_rows(self) -> int:
@@ -179,31 +180,78 @@ class Shard:
 
         return allowed
 
-    def ranked(self, terms: Sequence[str], k: int, filters: Filters | None = None) -> tuple[list[Hit], int]:
-        """The best ``k`` hits for ``terms`` (analyzed, sorted) and how many chunks matched in all."""
+    def postings(self, terms: Sequence[str]) -> list[tuple[int, int]]:
+        """``[start, stop)`` of each known term's postings, terms in sorted order (cached for the
+        last terms asked: ``ShardSet.search`` sizes the work before it scores)."""
+        key = tuple(sorted(set(terms)))
+        if self._postings_cache is not None and self._postings_cache[0] == key:
+            return self._postings_cache[1]
+        spans: list[tuple[int, int]] = []
+        for term in key:
+            tid = self.term_id(term)
+            if tid is not None:
+                start, stop = self.file.slice("postingsStart", tid, tid + 2)
+                if stop > start:
+                    spans.append((int(start), int(stop)))
+        self._postings_cache = (key, spans)
+        return spans
+
+    def ranked(
+        self, terms: Sequence[str], k: int, filters: Filters | None = None, *, vectorized: bool | None = None
+    ) -> tuple[list[Hit], int]:
+        """The best ``k`` hits for ``terms`` (analyzed, sorted) and how many chunks matched in all.
+
+        ``vectorized`` chooses numpy over plain Python (same scores and order to the bit); by
+        default numpy is used when the postings to add exceed ``NUMPY_POSTINGS``.
+        """
         filters = filters or Filters()
         if filters.source is not None and self.source not in filters.source:
             return [], 0
         allowed = self._allowed(filters)
         if allowed is None:
             return [], 0
-        spans: list[tuple[int, int]] = []
-        for term in sorted(set(terms)):
-            tid = self.term_id(term)
-            if tid is not None:
-                start, stop = self.file.slice("postingsStart", tid, tid + 2)
-                if stop > start:
-                    spans.append((int(start), int(stop)))
+        spans = self.postings(terms)
         if not spans:
             return [], 0
-        if sum(stop - start for start, stop in spans) > NUMPY_POSTINGS:
-            scored = self._score_numpy(spans)
-        else:
-            scored = self._score_python(spans)
+        if vectorized is None:
+            vectorized = sum(stop - start for start, stop in spans) > NUMPY_POSTINGS
+        if vectorized:
+            return self._ranked_numpy(spans, k, filters)
+        scored = self._score_python(spans)
         matches = [(score, row) for row, score in scored if allowed(row)]
         best = heapq.nsmallest(k, matches, key=lambda item: (-item[0], item[1])) if k > 0 else []
         hits = [Hit(score, self.chunk_id(row), row, self.name) for score, row in best]
         return hits, len(matches)
+
+    def _ranked_numpy(self, spans: list[tuple[int, int]], k: int, filters: Filters) -> tuple[list[Hit], int]:
+        """``ranked`` in numpy: scores, filters and the top k by (-score, row) without a Python loop
+        over matches (rows are sorted by chunk id, so row order is chunk id order)."""
+        import numpy as np
+
+        scores, touched = self._score_arrays(spans)
+        mask = touched
+        if self.deleted:
+            mask[np.fromiter(self.deleted, dtype=np.int64, count=len(self.deleted))] = False
+        facets = self.meta["facets"]
+        for field, value in filters.facet_values().items():
+            mask &= self.file.numpy(f"facet.{field}", 0, self.rows) == facets[field].index(value)
+        if filters.since is not None:
+            from episteme_core.index.build import epoch_seconds
+
+            mask &= self.file.numpy("times", 0, self.rows) >= epoch_seconds(filters.since)
+        found = np.flatnonzero(mask)
+        total = int(found.size)
+        if k <= 0 or total == 0:
+            return [], total
+        values = scores[found]
+        if total > k:  # keep the rows scoring at least the k-th best (ties included), then order them
+            keep = values >= np.partition(values, total - k)[total - k]
+            found, values = found[keep], values[keep]
+        order = np.lexsort((found, -values))[:k]
+        return [
+            Hit(score, self.chunk_id(row), row, self.name)
+            for score, row in zip(values[order].tolist(), found[order].tolist(), strict=True)
+        ], total
 
     def _score_python(self, spans: list[tuple[int, int]]) -> Iterable[tuple[int, float]]:
         acc: dict[int, float] = {}
@@ -218,7 +266,8 @@ class Shard:
                 self.file._fail(f"posting names row {row} of {self.rows}")
         return acc.items()
 
-    def _score_numpy(self, spans: list[tuple[int, int]]) -> Iterable[tuple[int, float]]:
+    def _score_arrays(self, spans: list[tuple[int, int]]) -> tuple[Any, Any]:
+        """Per-row scores (float64, terms added in order) and which rows any term touched."""
         import numpy as np
 
         scores = np.zeros(self.rows, dtype=np.float64)
@@ -229,6 +278,12 @@ class Shard:
                 self.file._fail(f"posting names a row past {self.rows}")
             scores[rows] += self.file.numpy("postingsData", start, stop).astype(np.float64)
             touched[rows] = True
+        return scores, touched
+
+    def _score_numpy(self, spans: list[tuple[int, int]]) -> Iterable[tuple[int, float]]:
+        import numpy as np
+
+        scores, touched = self._score_arrays(spans)
         found = np.nonzero(touched)[0]
         return zip(found.tolist(), scores[found].tolist(), strict=True)
 
@@ -263,8 +318,13 @@ class ShardSet:
         terms = query_terms(query) if isinstance(query, str) else sorted(set(query))
         merged: list[Hit] = []
         total = 0
+        # numpy (its import costs more than small work) once the postings of all shards are many
+        sources = None if filters is None else filters.source
+        postings = sum(stop - start for shard in self.shards if sources is None or shard.source in sources
+                       for start, stop in shard.postings(terms))
+        vectorized = postings > NUMPY_POSTINGS
         for shard in self.shards:
-            hits, count = shard.ranked(terms, k, filters)
+            hits, count = shard.ranked(terms, k, filters, vectorized=vectorized)
             merged.extend(hits)
             total += count
         merged.sort(key=lambda hit: (-hit.score, hit.chunk_id))

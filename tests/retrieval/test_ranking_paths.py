@@ -1,0 +1,82 @@
+"""Ranking in numpy and in plain Python agree exactly: scores, order (ties by chunk id), totals, filters,
+deleted rows; and a query over many shards sizes the work once for all of them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import episteme_core.index.shards as shards_module
+from episteme_core.index import Filters, open_shards
+from episteme_core.index.analyzer import query_terms
+from episteme_core.store.home import Home
+
+from .conftest import commit, make_document, ok
+
+_TEXTS = ["whale sea", "whale whale ship", "sea", "whale", "ship sea whale", "whale", "a whale in the sea"]
+
+
+def _docs() -> list:  # type: ignore[type-arg]
+    docs = []
+    for d in range(4):
+        paragraphs = [f"{_TEXTS[(d + i) % len(_TEXTS)]} p{d}{i}" for i in range(6)]
+        docs.append(make_document(
+            f"https://e.org/{d}", [("Ocean" if d % 2 else "Harbour", paragraphs)],
+            family="whatwg" if d % 2 else "generic", authority="normative" if d < 2 else "informative",
+            normativity=["normative", "example"] * 3,
+            times=[f"2026-0{1 + (i % 5)}-01T00:00:00Z" for i in range(6)],
+        ))
+    return docs
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    root = tmp_path / "h"
+    commit(root, _docs())
+    ok("--home", str(root), "chunk", "--max-chars", "256", "--overlap-chars", "0")
+    ok("--home", str(root), "index")
+    # one document replaced: its old rows stay in the frozen shard as deleted rows
+    commit(root, [make_document("https://e.org/0", [("Harbour", ["whale gone"])])], replace=False)
+    ok("--home", str(root), "chunk", "--max-chars", "256", "--overlap-chars", "0")
+    report = ok("--home", str(root), "index")
+    assert report["deletedRows"] > 0
+    return root
+
+
+@pytest.mark.parametrize("filters", [
+    Filters(), Filters(family="whatwg"), Filters(authority="informative"), Filters(normativity="example"),
+    Filters(since="2026-03-01"), Filters(family="generic", normativity="normative", since="2026-02-01"),
+    Filters(family="nothing"), Filters(since="not a date"),
+])
+@pytest.mark.parametrize("k", [0, 1, 3, 100])
+def test_numpy_and_python_rank_alike(home: Path, filters: Filters, k: int) -> None:
+    shard_set = open_shards(Home(home))
+    for query in ("whale", "sea ship", "whale sea ship a", "p01 p12", "absent"):
+        terms = query_terms(query)
+        for shard in shard_set.shards:
+            plain = shard.ranked(terms, k, filters, vectorized=False)
+            vector = shard.ranked(terms, k, filters, vectorized=True)
+            assert vector == plain, (query, shard.name)
+            assert all(type(hit.score) is float and type(hit.row) is int for hit in vector[0])
+
+
+def test_shard_set_chooses_numpy_from_all_postings(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shard_set = open_shards(Home(home))
+    plain = shard_set.search("whale sea", 5)
+    calls: list[bool | None] = []
+    original = shards_module.Shard.ranked
+
+    def spy(self, terms, k, filters=None, *, vectorized=None):  # type: ignore[no-untyped-def]
+        calls.append(vectorized)
+        return original(self, terms, k, filters, vectorized=vectorized)
+
+    monkeypatch.setattr(shards_module.Shard, "ranked", spy)
+    postings = sum(b - a for s in shard_set.shards for a, b in s.postings(query_terms("whale sea")))
+    monkeypatch.setattr(shards_module, "NUMPY_POSTINGS", postings - 1)
+    assert shard_set.search("whale sea", 5) == plain
+    assert calls == [True] * len(shard_set.shards)
+    calls.clear()
+    monkeypatch.setattr(shards_module, "NUMPY_POSTINGS", postings)
+    assert shard_set.search("whale sea", 5) == plain
+    assert calls == [False] * len(shard_set.shards)
