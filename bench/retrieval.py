@@ -11,6 +11,7 @@ bm25s alone (index from tokens, warm retrieve) with the overhead ratio.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import platform
 import random
@@ -53,13 +54,14 @@ def corpus_batches(chunks: int, seed: int = 1, batch_docs: int = 500):  # type: 
     rng = random.Random(seed)
     words = vocabulary(20_000, rng)
     weights = [1.0 / (rank + 1) for rank in range(len(words))]  # Zipf-like
+    cumulative = list(itertools.accumulate(weights))  # what choices(weights=) builds on every call
     per_doc = 100
     documents = []
     for d in range(-(-chunks // per_doc)):
         sections = []
         for s in range(min(per_doc, chunks - d * per_doc)):
-            text = " ".join(rng.choices(words, weights, k=90)) + "."
-            heading = " ".join(rng.choices(words, weights, k=3))
+            text = " ".join(rng.choices(words, cum_weights=cumulative, k=90)) + "."
+            heading = " ".join(rng.choices(words, cum_weights=cumulative, k=3))
             block = Block(id=f"p{s}", kind="paragraph", text=text, section_id=f"s{s}", anchor=f"s{s}",
                           span=Span(0, len(text)))
             sections.append(Section(id=f"s{s}", heading=heading, path=[heading], blocks=[block]))
