@@ -44,18 +44,26 @@ def _pad(n: int) -> int:
 
 def encode(meta: dict[str, Any], arrays: dict[str, tuple[str, bytes]]) -> bytes:
     """The bytes of a shard holding ``arrays`` (name -> (type, little-endian bytes)) and ``meta``."""
-    region = bytearray()
+    parts: list[bytes] = []
     table: dict[str, dict[str, Any]] = {}
+    size_so_far = 0
     for name in sorted(arrays):
         kind, data = arrays[name]
         size = TYPES[kind][1]
         if len(data) % size:
             raise ValueError(f"array {name}: {len(data)} bytes is not a whole number of {kind}")
-        region += b"\0" * _pad(len(region))
-        table[name] = {"type": kind, "offset": len(region), "count": len(data) // size}
-        region += data
+        gap = _pad(size_so_far)
+        if gap:
+            parts.append(b"\0" * gap)
+            size_so_far += gap
+        table[name] = {"type": kind, "offset": size_so_far, "count": len(data) // size}
+        parts.append(data)
+        size_so_far += len(data)
+    region = b"".join(parts)  # one copy of the arrays; blocks are hashed through a view
+    del parts
+    view = memoryview(region)
     hashes = b"".join(
-        hashlib.sha256(region[i : i + BLOCK_SIZE]).digest()[:HASH_BYTES]
+        hashlib.sha256(view[i : i + BLOCK_SIZE]).digest()[:HASH_BYTES]
         for i in range(0, len(region), BLOCK_SIZE)
     )
     header = canonical_bytes({
@@ -68,7 +76,7 @@ def encode(meta: dict[str, Any], arrays: dict[str, tuple[str, bytes]]) -> bytes:
     })
     head = MAGIC + struct.pack("<Q", len(header)) + header
     head += b"\0" * _pad(len(head))
-    return head + bytes(region) + b"\0" * _pad(len(region)) + hashes
+    return b"".join((head, region, b"\0" * _pad(len(region)), hashes))
 
 
 def header_sha256(data: bytes) -> str:
