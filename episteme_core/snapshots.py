@@ -27,7 +27,7 @@ from episteme_core.canonical import canonical_bytes, loads_strict
 from episteme_core.convert import structure, unstructure
 from episteme_core.errors import EpistemeError
 from episteme_core.records import LogEntry, SnapshotIdentity, SnapshotRecord, StageEntry, StageIndex
-from episteme_core.store.atomic import crashpoint, fsync_dir, temp_path_for
+from episteme_core.store.atomic import crashpoint, sync_after_rename, sync_file, temp_path_for
 from episteme_core.store.blobs import BlobStore
 from episteme_core.store.home import Home
 from episteme_core.store.log import Log, append_line
@@ -327,7 +327,7 @@ class SnapshotWriter:
                     digest.update(chunk)
                     out.write(chunk)
                 out.flush()
-                os.fsync(out.fileno())
+                sync_file(out.fileno())
             sha = digest.hexdigest()
             target = self.blobs.path_for(sha)
             if target.exists():
@@ -337,7 +337,7 @@ class SnapshotWriter:
             os.replace(temp, target)
             self._created.append(target)
             self._verified.add(sha)
-            fsync_dir(target.parent)
+            sync_after_rename(target.parent)
             return sha, total
         finally:
             with contextlib.suppress(FileNotFoundError):

@@ -128,6 +128,21 @@ def flush_pending() -> None:
         batch.flush()
 
 
+def sync_file(fd: int) -> None:
+    """fsync a file written for a later rename, unless durability is deferred to the batch."""
+    if _deferred.get() is None:
+        os.fsync(fd)
+
+
+def sync_after_rename(directory: Path) -> None:
+    """Make a rename into ``directory`` durable now, or at the batch's flush."""
+    batch = _deferred.get()
+    if batch is None:
+        fsync_dir(directory)
+    else:
+        batch.note(directory)
+
+
 def atomic_write(target: Path, data: bytes) -> None:
     """Replace ``target`` with ``data`` so that readers see the old bytes or the new, never a mix."""
     target.parent.mkdir(parents=True, exist_ok=True)
