@@ -71,3 +71,24 @@ def test_fast_rows_equal_sealed_records(document: Document, max_chars: int, over
         body = {"schemaVersion": OBJECT_SCHEMA_VERSION, "documentId": document.id, "source": document.source,
                 "sourceKind": document.source_kind, "chunker": label, "chunks": expected}
         assert body_bytes(label, data, rows) == canonical_bytes(body)
+
+
+@settings(max_examples=60, deadline=None)
+@given(document=_documents())
+def test_rows_are_cut_from_stored_bytes_exactly(document: Document) -> None:
+    """``_canonical_rows`` gives each row's canonical bytes; any other layout is left to the parser."""
+    import json
+
+    from episteme_core.chunking import _canonical_rows
+
+    data = document.to_json()
+    chunker = ParagraphChunker() if ParagraphChunker().accepts_json(data) else WindowChunker()
+    rows = chunker.chunk_rows(data, max_chars=300, overlap_chars=20)
+    text = body_bytes("x/1", data, rows).decode()
+    cut = _canonical_rows(text)
+    assert cut is not None
+    assert [raw for _, raw in cut] == [row.encode() for row in rows]
+    assert [parsed for parsed, _ in cut] == json.loads(text)["chunks"]
+    assert _canonical_rows(json.dumps(json.loads(text), indent=1)) is None
+    assert _canonical_rows(text.replace('"chunks":[', '"chunks":{', 1)) is None
+    assert _canonical_rows(text + "x") is None
