@@ -2,15 +2,20 @@
 
 Reading order: words are grouped into lines; a page whose lines leave a clear vertical gutter is
 read column by column (full-width lines above the columns first, those below last). Lines become
-paragraphs at vertical gaps; larger type becomes a heading. Bounds: pages (``maxPages``) and time
-(``timeLimitS``, checked between pages). Encrypted, scanned, empty, corrupt and truncated files
-give status ``partial`` or ``failed`` with a diagnostic naming the cause, never an exception.
+paragraphs at vertical gaps and at the end of a bold run; larger type or a wholly bold short
+paragraph becomes a heading (``pdf_headings``). Tables: ruled and text-aligned (``pdf_tables``).
+Bounds: pages (``maxPages``), time (``timeLimitS``, checked between pages and inside each page's
+layout) and drawing objects per page (``maxObjectsPerPage``, ``pdf_bounds``). Encrypted, scanned,
+empty, corrupt and truncated files give status ``partial`` or ``failed`` with a diagnostic naming
+the cause, never an exception.
 """
 
 from __future__ import annotations
 
 import io
+import itertools
 import logging
+import math
 import statistics
 import time
 from collections.abc import Iterator
@@ -22,6 +27,9 @@ import attrs
 from episteme_core.document import Document
 from episteme_core.extract.api import ExtractRequest
 from episteme_core.extract.builder import DocumentBuilder
+from episteme_core.extract.pdf_bounds import DEFAULT_MAX_OBJECTS, PageDeadline, PageTooComplex, bounded_layout
+from episteme_core.extract.pdf_headings import HeadingLevels, classify, font_family, is_bold, split_number
+from episteme_core.extract.pdf_tables import FoundTable, find_tables
 
 DEFAULT_MAX_PAGES = 2000
 DEFAULT_TIME_LIMIT_S = 300.0
@@ -36,6 +44,8 @@ class _Line:
     x1: float
     bottom: float
     size: float
+    bold: bool = False
+    font: str = ""
 
 
 @attrs.define
@@ -58,6 +68,14 @@ class _Para:
     @property
     def size(self) -> float:
         return max(line.size for line in self.lines)
+
+    @property
+    def bold(self) -> bool:
+        return all(line.bold for line in self.lines)
+
+    @property
+    def style(self) -> tuple[str, float]:
+        return (self.lines[0].font, round(self.size, 1))
 
 
 class _LogCapture(logging.Handler):
@@ -116,21 +134,42 @@ def _line(words: list[dict[str, Any]]) -> _Line:
         x1=max(w["x1"] for w in words),
         bottom=max(w["bottom"] for w in words),
         size=max(float(w.get("size") or 0) for w in words),
+        bold=all(w.get("bold", False) for w in words),
+        font=str(words[0].get("font", "")),
     )
 
 
+def _mark_fonts(words: list[dict[str, Any]]) -> None:
+    """Give each word its font (of its first character) and whether all its characters are bold."""
+    for word in words:
+        chars = word.pop("chars", None) or []
+        word["font"] = font_family(chars[0]["fontname"]) if chars else ""
+        word["bold"] = bool(chars) and all(is_bold(c["fontname"]) for c in chars)
+
+
 def _gutter(words: list[dict[str, Any]], width: float) -> float | None:
-    """The x of a vertical gap between two columns that almost no word crosses, or None."""
+    """The x of a vertical gap (8 points or wider, between 30 and 70 % of the width) between two
+    columns that almost no word crosses, or None. Counted per point with a difference array: a
+    word crosses the band around x when it reaches within 4 points of x."""
     if len(words) < 40:
         return None
-    best: tuple[int, float] | None = None
-    for step in range(30, 71):
-        x = width * step / 100
-        crossing = sum(1 for w in words if w["x0"] < x < w["x1"])
-        if best is None or crossing < best[0]:
-            best = (crossing, x)
-    assert best is not None
-    crossing, x = best
+    lo, hi = int(width * 0.3), int(width * 0.7)
+    if hi <= lo:
+        return None
+    diff = [0] * (hi - lo + 2)
+    for w in words:
+        a = max(lo, math.floor(w["x0"] - 4) + 1)
+        b = min(hi, math.ceil(w["x1"] + 4) - 1)
+        if a <= b:
+            diff[a - lo] += 1
+            diff[b - lo + 1] -= 1
+    counts = list(itertools.accumulate(diff[:-1]))
+    crossing = min(counts)
+    start = counts.index(crossing)
+    end = start
+    while end + 1 < len(counts) and counts[end + 1] == crossing:
+        end += 1
+    x = float(lo + (start + end) / 2)
     left = sum(1 for w in words if w["x1"] <= x)
     right = sum(1 for w in words if w["x0"] >= x)
     if crossing <= max(3, len(words) // 50) and min(left, right) >= len(words) // 5:
@@ -172,7 +211,9 @@ def reading_order(words: list[dict[str, Any]], width: float) -> tuple[list[list[
 
 
 def paragraphs(lines: list[_Line]) -> list[_Para]:
-    """Consecutive lines become one paragraph until a vertical gap or a change of type size."""
+    """Consecutive lines become one paragraph until a vertical gap, a change of type size, or
+    the end of a bold run that opened the paragraph (a heading set in body size). A bold line
+    after body lines stays in its paragraph (bold words in running text are not headings)."""
     out: list[_Para] = []
     if not lines:
         return out
@@ -183,7 +224,8 @@ def paragraphs(lines: list[_Line]) -> list[_Para]:
             previous = out[-1].lines[-1]
             gap = line.top - previous.bottom
             same_size = abs(line.size - previous.size) <= 0.6
-            if 0 <= gap <= typical * 0.6 and same_size or (-typical < gap < 0 and same_size):
+            bold_run_ends = out[-1].bold and not line.bold
+            if same_size and not bold_run_ends and -typical < gap <= typical * 0.6:
                 out[-1].lines.append(line)
                 continue
         out.append(_Para([line]))
@@ -270,7 +312,7 @@ class PdfExtractor:
     version = "1"
     content_types = ("application/pdf",)
     limits = ("no-ocr", "images-not-read", "annotations-not-read")
-    option_names = ("maxPages", "timeLimitS", "maxBytes")
+    option_names = ("maxPages", "timeLimitS", "maxBytes", "maxObjectsPerPage")
 
     def extract(self, request: ExtractRequest) -> Document:
         builder = DocumentBuilder(request, extractor=self.name, extractor_version=self.version,
@@ -279,6 +321,7 @@ class PdfExtractor:
         options = request.options
         max_pages = int(options.get("maxPages", DEFAULT_MAX_PAGES))
         limit_s = float(options.get("timeLimitS", DEFAULT_TIME_LIMIT_S))
+        max_objects = int(options.get("maxObjectsPerPage", DEFAULT_MAX_OBJECTS))
         content = request.content
         if not content:
             builder.fail("EMPTY", "the PDF is empty (0 bytes)")
@@ -291,7 +334,7 @@ class PdfExtractor:
             return builder.build()
         with _capture_pdfminer() as log:
             try:
-                self._extract(request, builder, max_pages, time.monotonic() + limit_s)
+                self._extract(request, builder, max_pages, time.monotonic() + limit_s, max_objects)
             except Exception as exc:  # damaged files raise anything: report, never crash
                 code, message = _classify(exc)
                 if builder.diagnostics or any(s for s in builder._sections):
@@ -306,7 +349,7 @@ class PdfExtractor:
         return builder.build()
 
     def _extract(self, request: ExtractRequest, builder: DocumentBuilder, max_pages: int,
-                 deadline: float) -> None:
+                 deadline: float, max_objects: int) -> None:
         import pdfplumber
 
         with pdfplumber.open(io.BytesIO(request.content)) as pdf:
@@ -320,6 +363,7 @@ class PdfExtractor:
             builder.attributes["pageCount"] = page_count
             pages_without_text = []
             page_objids: dict[Any, int] = {}
+            levels = HeadingLevels()
             for index, page in enumerate(pdf.pages, start=1):
                 page_objids[getattr(page.page_obj, "pageid", None)] = index
                 if index > max_pages:
@@ -331,7 +375,18 @@ class PdfExtractor:
                                      f"the time bound was reached; pages {index}-{page_count} not read")
                     break
                 try:
-                    had_text = self._page(page, index, builder)
+                    bounded_layout(page, deadline, max_objects)
+                    had_text = self._page(page, index, builder, levels, deadline)
+                except PageDeadline:
+                    builder.diagnose("TIME_LIMIT", "error", f"the time bound was reached inside page {index};"
+                                     f" pages {index}-{page_count} not read", page=index)
+                    page.close()
+                    break
+                except PageTooComplex as exc:
+                    builder.diagnose("PAGE_TOO_COMPLEX", "error",
+                                     f"page {index} not read: {exc}", page=index)
+                    page.close()
+                    continue
                 except Exception as exc:
                     code, message = _classify(exc)
                     builder.diagnose(code, "error", f"page {index}: {message}", page=index)
@@ -351,26 +406,39 @@ class PdfExtractor:
                     builder.partial()
             self._forms(pdf, builder, page_objids)
 
-    def _page(self, page: Any, number: int, builder: DocumentBuilder) -> bool:
-        words = page.extract_words(x_tolerance=1.5, extra_attrs=["size"])
+    def _page(self, page: Any, number: int, builder: DocumentBuilder, levels: HeadingLevels,
+              deadline: float) -> bool:
+        words = page.extract_words(x_tolerance=1.5, extra_attrs=["size"], return_chars=True)
         if not words:
             return False
-        tables = []
-        if page.rects or page.lines:
-            tables = [t for t in page.find_tables() if t.bbox]
+        _mark_fonts(words)
+        if time.monotonic() > deadline:
+            raise PageDeadline()
+        tables = find_tables(page, words)
         boxes = [t.bbox for t in tables]
         free = [w for w in words if not any(_inside(w, box) for box in boxes)] if boxes else words
         bands, columns = reading_order(free, float(page.width))
         body = _body_size([line for band in bands for line in band])
         confidence = 0.8 if columns else None
-        pending_tables = sorted(tables, key=lambda t: t.bbox[1])
+        pending_tables = list(tables)
         for band in bands:
-            for para in paragraphs(band):
+            paras = paragraphs(band)
+            for i, para in enumerate(paras):
                 while pending_tables and pending_tables[0].bbox[1] < para.bbox[1] and not columns:
                     self._table(pending_tables.pop(0), number, builder)
                 text = para.text
-                if body and para.size > body * 1.15 and len(text) < 160 and len(para.lines) <= 3:
-                    builder.open_section(" ".join(text.split()), 2, anchor=None)
+                box = para.bbox
+                following = None
+                if i + 1 < len(paras):
+                    after = paras[i + 1]
+                    following = (after.text, len(after.lines), after.bbox[1] - box[3])
+                heading, number_text = classify(text, len(para.lines), para.size, para.bold, body,
+                                                box[3] - box[1], following)
+                if heading:
+                    flat = " ".join(text.split())
+                    title = split_number(flat)[1] if number_text else flat
+                    level = levels.level(number_text, para.style, builder.current_level)
+                    builder.open_section(title, level, anchor=None, number=number_text)
                     kind = "heading"
                 else:
                     kind = "paragraph"
@@ -380,15 +448,10 @@ class PdfExtractor:
             self._table(table, number, builder)
         return True
 
-    def _table(self, table: Any, number: int, builder: DocumentBuilder) -> None:
-        rows = [[" ".join((cell or "").split()) for cell in row] for row in table.extract()]
-        rows = [row for row in rows if any(row)]
-        if not rows:
-            return
-        x0, top, x1, bottom = table.bbox
-        builder.add_block("table", "\n".join("\t".join(row) for row in rows), anchor=f"page={number}",
-                          page=number, bbox=(round(x0, 2), round(top, 2), round(x1, 2), round(bottom, 2)),
-                          rows=rows, anchor_is_id=False)
+    def _table(self, table: FoundTable, number: int, builder: DocumentBuilder) -> None:
+        builder.add_block("table", "\n".join("\t".join(row) for row in table.rows), anchor=f"page={number}",
+                          page=number, bbox=table.bbox, rows=table.rows, anchor_is_id=False,
+                          attributes={"strategy": table.strategy})
 
     def _forms(self, pdf: Any, builder: DocumentBuilder, page_objids: dict[Any, int]) -> None:
         fields = form_fields(pdf)
