@@ -309,7 +309,7 @@ class PdfExtractor:
     """The builtin ``pdf`` extractor (pdfplumber)."""
 
     name = "pdf"
-    version = "1"
+    version = "2"  # 2: bold headings, text-aligned tables, bounds inside a page
     content_types = ("application/pdf",)
     limits = ("no-ocr", "images-not-read", "annotations-not-read")
     option_names = ("maxPages", "timeLimitS", "maxBytes", "maxObjectsPerPage")
