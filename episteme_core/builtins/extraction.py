@@ -79,6 +79,7 @@ def episteme_extractors(register: Register) -> None:
 
 def _configure(parser: argparse.ArgumentParser) -> None:
     from episteme_core.cli.parser import int_range
+    from episteme_core.cli.stages import add_stage_options
 
     parser.add_argument("sources", nargs="*", metavar="SOURCE",
                         help="sources to extract (default: every source's latest snapshot)")
@@ -88,10 +89,14 @@ def _configure(parser: argparse.ArgumentParser) -> None:
                         help="seconds one document may take (1-86400; default 300 pdf, 120 html)")
     parser.add_argument("--force", action="store_true",
                         help="extract again even where the committed document can be reused")
+    add_stage_options(parser, "snapshots", "documents")
 
 
 def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    from episteme_core.cli.stages import apply_stage_options
     from episteme_core.extract.run import extract_sources
+
+    apply_stage_options(args, ctx)
 
     options: dict[str, Any] = {}
     if args.max_pages is not None:

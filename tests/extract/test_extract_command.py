@@ -156,3 +156,14 @@ def test_extractor_chosen_by_manifest_option(home: Path) -> None:
     (document,) = read_documents(Home(home))
     assert document.provenance.extractor == "html"
     assert document.blocks()[0].text == "hello"
+
+
+def test_documents_stage_can_live_elsewhere(home: Path, tmp_path: Path) -> None:
+    add_snapshots(home, [("https://example.org/t.txt", b"one\n\ntwo\n", "text/plain", {})])
+    elsewhere = tmp_path / "docs-stage"
+    result = invoke("extract", "--json", "--home", str(home), "--documents", str(elsewhere))
+    assert result.exit_code == 0, result.stderr
+    assert (elsewhere / "index.json").is_file()
+    assert not (home / "documents" / "index.json").exists()
+    relocated = Home(home, stage_overrides={"documents": elsewhere})
+    assert [d.source for d in read_documents(relocated)] == ["https://example.org/t.txt"]
