@@ -1,4 +1,4 @@
-"""The builtin ``bm25`` indexer (bm25s shards) and the ``episteme index`` command."""
+"""The builtin ``bm25`` indexer (shards of bm25s lucene scores) and the ``episteme index`` command."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ if TYPE_CHECKING:
 
 
 class Bm25Indexer:
-    """Frozen BM25 shards (bm25s), one source per shard, read memory-mapped."""
+    """Frozen BM25 shards (bm25s's lucene scores, computed with numpy), one source per shard."""
 
     name = "bm25"
-    help = "BM25 shards built with bm25s: one source per shard, frozen, memory-mapped"
+    help = "BM25 shards (bm25s lucene scores): one source per shard, frozen, memory-mapped"
 
     def build(self, home: Home, *, reshard: bool = False, progress: Any = None) -> Any:
         from episteme_core.index.indexing import index_home

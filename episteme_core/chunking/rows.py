@@ -24,6 +24,9 @@ from episteme_core.errors import EpistemeError
 _encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
 
 
+_SCHEMA_VERSION = _string(CHUNK_SCHEMA_VERSION)
+
+
 def _text(value: Any) -> str:
     try:
         return _encode(value)
@@ -33,7 +36,9 @@ def _text(value: Any) -> str:
 
 def _value(value: Any) -> str:
     """Canonical JSON of one value; strings, None, booleans, ints and spans without the encoder's
-    generic walk (``encode_basestring`` is what the encoder itself uses for strings)."""
+    generic walk (``encode_basestring`` is what the encoder itself uses for strings). Fields the
+    schema makes strings go straight to ``_string``: anything else there raises ``TypeError`` and
+    the stage takes the record path, which names the problem."""
     kind = type(value)
     if kind is str:
         return _string(value)
@@ -95,9 +100,9 @@ def _covered(run: list[dict[str, Any]], starts: list[int], ends: list[int], lo_w
             continue
         # keys sorted: anchor blockId blockLength end kind normativity offset page span start time verbatim
         covered.append((block, (
-            f'{{"anchor":{_value(block.get("anchor"))},"blockId":{_value(block["id"])},'
-            f'"blockLength":{len(block["text"])},"end":{hi - b_start},"kind":{_value(block["kind"])},'
-            f'"normativity":{_value(block.get("normativity", "unknown"))},"offset":{lo - lo_w},'
+            f'{{"anchor":{_value(block.get("anchor"))},"blockId":{_string(block["id"])},'
+            f'"blockLength":{len(block["text"])},"end":{hi - b_start},"kind":{_string(block["kind"])},'
+            f'"normativity":{_string(block.get("normativity", "unknown"))},"offset":{lo - lo_w},'
             f'"page":{_value(block.get("page"))},"span":{_value(block.get("span"))},"start":{lo - b_start},'
             f'"time":{_value(block.get("time"))},'
             f'"verbatim":{"true" if block["id"] in verbatim else "false"}}}'
@@ -131,13 +136,13 @@ def _row(labels: _Labels, section: dict[str, Any], text: str, covered: list[tupl
     left = (
         f'{{"attributes":{_text(dict(attributes)) if attributes else "{}"}{labels.authority}'
         f'{",".join(part for _, part in covered)}{labels.after_blocks}{_value(first)},'
-        f'"heading":{_value(section["heading"])}'
+        f'"heading":{_string(section["heading"])}'
     )
     right = (
-        f',"normativity":{_value(normativity)},"paragraph":{_value(paragraph)},'
+        f',"normativity":{_string(normativity)},"paragraph":{_value(paragraph)},'
         f'"part":{{"count":{count},"index":{index}}},"recordId":{_value(record_id)},'
-        f'"schemaVersion":{_value(CHUNK_SCHEMA_VERSION)},"sectionId":{_value(section["id"])},'
-        f'"sectionPath":{_text(list(section.get("path", [])))}{labels.source}{_value(text)},'
+        f'"schemaVersion":{_SCHEMA_VERSION},"sectionId":{_string(section["id"])},'
+        f'"sectionPath":[{",".join(map(_string, section.get("path", [])))}]{labels.source}{_string(text)},'
         f'"time":{_value(time)}{labels.end}'
     )
     return _seal(left, right)

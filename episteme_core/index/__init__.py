@@ -21,7 +21,7 @@ __all__ = ["STALE_HINT", "Filters", "Hit", "Shard", "ShardSet", "check_fresh", "
 
 
 def index_home(*args: Any, **kwargs: Any) -> Any:
-    """See ``episteme_core.index.indexing.index_home`` (imported lazily: it pulls bm25s when building)."""
+    """See ``episteme_core.index.indexing.index_home`` (imported lazily: it pulls numpy when building)."""
     from episteme_core.index.indexing import index_home as run
 
     return run(*args, **kwargs)

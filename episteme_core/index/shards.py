@@ -1,9 +1,10 @@
 """Reading shards: open the committed set, refuse it when stale, and rank chunks by BM25.
 
-Scoring adds each query term's precomputed BM25 contributions (bm25s's CSC postings) in float64,
-terms in sorted order, so every path gives the same scores to the bit. Small queries are scored in
-plain Python over memory-mapped arrays (no numpy import: a cold ``episteme query`` stays fast);
-postings longer than ``NUMPY_POSTINGS`` in total use numpy over the same map.
+Scoring adds each query term's precomputed BM25 contributions (CSC postings of bm25s's lucene
+scores) in float64, terms in sorted order, so every path gives the same scores to the bit. Small
+queries are scored in plain Python over memory-mapped arrays (no numpy import: a cold ``episteme
+query`` stays fast); when the postings of all the shards a query reads exceed ``NUMPY_POSTINGS``,
+numpy ranks over the same map (scores, filters and the top k vectorised).
 """
 
 from __future__ import annotations
