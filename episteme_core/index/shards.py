@@ -185,8 +185,9 @@ class Shard:
         """``[start, stop)`` of each known term's postings, terms in sorted order (cached for the
         last terms asked: ``ShardSet.search`` sizes the work before it scores)."""
         key = tuple(sorted(set(terms)))
-        if self._postings_cache is not None and self._postings_cache[0] == key:
-            return self._postings_cache[1]
+        cached = self._postings_cache  # read once: another thread may replace it
+        if cached is not None and cached[0] == key:
+            return cached[1]
         spans: list[tuple[int, int]] = []
         for term in key:
             tid = self.term_id(term)
