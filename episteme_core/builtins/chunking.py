@@ -102,6 +102,17 @@ class LazyChunker:
         return self._load().chunk_json(document, max_chars=max_chars, overlap_chars=overlap_chars,
                                        verbatim=verbatim)
 
+    def accepts_json(self, data: dict[str, Any]) -> bool:
+        """``accepts`` for a document given as its stored JSON (the chunks stage's fast path)."""
+        return bool((data.get("documentType") == "record") == self.records)
+
+    def chunk_rows(self, data: dict[str, Any], *, max_chars: int, overlap_chars: int,
+                   verbatim: frozenset[str] = frozenset()) -> list[str]:
+        """Sealed canonical chunk texts from the document's stored JSON (see ``chunking.rows``)."""
+        rows: list[str] = self._load().chunk_rows(data, max_chars=max_chars, overlap_chars=overlap_chars,
+                                                  verbatim=verbatim)
+        return rows
+
 
 @hookimpl
 def episteme_chunkers(register: Register) -> None:

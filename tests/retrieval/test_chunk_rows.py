@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
@@ -92,3 +93,26 @@ def test_rows_are_cut_from_stored_bytes_exactly(document: Document) -> None:
     assert _canonical_rows(json.dumps(json.loads(text), indent=1)) is None
     assert _canonical_rows(text.replace('"chunks":[', '"chunks":{', 1)) is None
     assert _canonical_rows(text + "x") is None
+
+
+def test_registered_chunkers_take_the_fast_path(tmp_path: Path) -> None:
+    """The chunkers ``episteme chunk`` gets from the plugins cut documents' JSON (no records), with the
+    same bytes as the record path."""
+    from episteme_core.chunking import _chunk_fast, _chunk_records
+    from episteme_core.documents import documents_stage
+    from episteme_core.plugins import load_plugins
+
+    from .conftest import commit, make_document
+
+    chunkers = [c for c in load_plugins().all("chunker") if c.name in ("paragraph", "window")]
+    assert [c.name for c in chunkers] == ["paragraph", "window"]
+    home = commit(tmp_path / "h", [
+        make_document("https://e.org/a", [("One", ["first words.", "second " * 200])]),
+        make_document("book:x", [("b", ["para one", "para two"])], kind="books", document_type="record"),
+    ])
+    entries = documents_stage(home).read_index().entries  # type: ignore[union-attr]
+    assert len(entries) == 2
+    for entry in entries:
+        fast, count = _chunk_fast(home, chunkers, entry, 300, 40)
+        assert fast is not None and count > 0
+        assert (fast, count) == _chunk_records(home, chunkers, entry, 300, 40)
