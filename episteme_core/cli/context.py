@@ -10,9 +10,7 @@ import attrs
 
 from episteme_core.cli.progress import Progress
 from episteme_core.plugins import Plugins
-from episteme_core.store.atomic import deferred_sync, sweep_temp_files
 from episteme_core.store.home import STAGES, Home
-from episteme_core.store.lock import WriterLock
 
 
 @attrs.define
@@ -34,6 +32,9 @@ class Context:
     @contextlib.contextmanager
     def writing(self) -> Iterator[Home]:
         """Hold the home's writer lock for the block; sweep temp files a killed writer left."""
+        from episteme_core.store.atomic import deferred_sync
+        from episteme_core.store.lock import WriterLock
+
         self.home.ensure_writable()
         with WriterLock(self.home.lock_path, self.command, warn=self.warn), deferred_sync():
             for directory in [self.home.root, *(self.home.stage_dir(s) for s in STAGES)]:
@@ -43,4 +44,4 @@ class Context:
             yield self.home
 
 
-__all__ = ["Context", "sweep_temp_files"]
+__all__ = ["Context"]

@@ -45,8 +45,31 @@ def add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> No
     )
 
 
-def build_parser(commands: dict[str, Any]) -> argparse.ArgumentParser:
-    """The whole parser: global options, then one subparser per registered command."""
+GLOBAL_WITH_VALUE = ("--home", "--progress")
+
+
+def selected_command(argv: Sequence[str], commands: dict[str, Any]) -> str | None:
+    """The command name ``argv`` invokes (skipping global options), if it names a known one."""
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+        elif token in GLOBAL_WITH_VALUE:
+            skip = True
+        elif token == "--":
+            return None
+        elif not token.startswith("-"):
+            return token if token in commands else None
+    return None
+
+
+def build_parser(commands: dict[str, Any], only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser: global options, then one subparser per registered command.
+
+    With ``only`` (a known command the arguments name), just that command's subparser is built:
+    creating and configuring every other command's parser costs a new process milliseconds it does
+    not need. Without it (``--help``, usage errors, the reference page) every command is built.
+    """
     from episteme_core.cli.parser import ArgumentParser
 
     formatter = argparse.RawDescriptionHelpFormatter
@@ -56,7 +79,7 @@ def build_parser(commands: dict[str, Any]) -> argparse.ArgumentParser:
     )
     add_global_options(parser, suppress=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
-    for name in sorted(commands):
+    for name in sorted(commands) if only is None else [only]:
         command = commands[name]
         child = sub.add_parser(
             name,
@@ -112,7 +135,7 @@ def run(argv: Sequence[str] | None = None) -> int:
 
             plugins = get_plugins()
             commands = {name: c.obj for name, c in plugins.components.get("command", {}).items()}
-            parser = build_parser(commands)
+            parser = build_parser(commands, only=selected_command(argv, commands))
             args = parser.parse_args(argv)
             as_json, debug = args.json, args.debug
             if args.version:
