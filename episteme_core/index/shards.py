@@ -338,24 +338,10 @@ class ShardSet:
 
 def _log_tail_has_captures(home: Home, offset: int) -> bool:
     """True when the log, past byte ``offset``, records a captured snapshot (or was cut short)."""
-    import json
+    from episteme_core.store.log import Log
 
-    try:
-        with open(home.log_path, "rb") as handle:
-            size = handle.seek(0, 2)
-            if size < offset:
-                return True
-            handle.seek(offset)
-            tail = handle.read()
-    except FileNotFoundError:
-        return offset > 0
-    for line in tail.split(b"\n")[:-1]:
-        try:
-            if json.loads(line).get("status") == "captured":
-                return True
-        except ValueError:
-            continue
-    return False
+    kinds = Log(home.log_path).captured_kinds_after(offset)
+    return kinds is None or bool(kinds)
 
 
 def check_fresh(home: Home, meta: dict[str, Any]) -> None:

@@ -7,10 +7,11 @@ from and the log position it covers) and the log past that position; never a sha
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import TYPE_CHECKING, Any
 
 import attrs
+
+from episteme_core.store.log import Log
 
 if TYPE_CHECKING:
     from episteme_core.snapshots import SnapshotCatalog
@@ -23,28 +24,6 @@ class ShardStatus:
 
     by_source: dict[str, dict[str, Any]]
     log_position: int | None
-
-
-def _captured_kinds_after(home: Home, offset: int) -> set[str] | None:
-    """Capture kinds the log records past byte ``offset``; None when the log was cut short."""
-    try:
-        with open(home.log_path, "rb") as handle:
-            size = handle.seek(0, 2)
-            if size < offset:
-                return None
-            handle.seek(offset)
-            tail = handle.read()
-    except FileNotFoundError:
-        return None if offset > 0 else set()
-    kinds: set[str] = set()
-    for line in tail.split(b"\n")[:-1]:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict) and entry.get("status") == "captured":
-            kinds.add(str(entry.get("source")))
-    return kinds
 
 
 def shard_status(home: Home, catalog: SnapshotCatalog | None = None) -> ShardStatus:
@@ -71,7 +50,7 @@ def shard_status(home: Home, catalog: SnapshotCatalog | None = None) -> ShardSta
         chunks_changed = hashlib.sha256(chunk_index.read_bytes()).hexdigest() != meta.get("chunkIndexSha256")
     except FileNotFoundError:
         chunks_changed = True
-    kinds = _captured_kinds_after(home, int(meta.get("logBytes") or 0))
+    kinds = Log(home.log_path).captured_kinds_after(int(meta.get("logBytes") or 0))
     for source, row in rows.items():
         if chunks_changed or kinds is None or source in kinds:
             row["shardStatus"] = "behind"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,6 +47,33 @@ class Log:
                     return
                 source = f"{self.path}:{number}"
                 yield structure(loads_strict(line, source=source), LogEntry, source=source)
+
+    def captured_kinds_after(self, offset: int) -> set[str] | None:
+        """Capture kinds of the ``captured`` lines past byte ``offset``; None when the log is shorter.
+
+        Derived stages record the log's size when they were built; captures past it make them stale.
+        Only whole lines count, and a line that is not JSON is skipped (``verify`` reports it).
+        """
+        try:
+            with open(self.path, "rb") as handle:
+                size = handle.seek(0, 2)
+                if size < offset:
+                    return None
+                handle.seek(offset)
+                tail = handle.read()
+        except FileNotFoundError:
+            return None if offset > 0 else set()
+        kinds: set[str] = set()
+        for line in tail.split(b"\n")[:-1]:
+            if b'"captured"' not in line:
+                continue
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(entry, dict) and entry.get("status") == "captured":
+                kinds.add(str(entry.get("source")))
+        return kinds
 
     def position(self) -> int:
         """How many whole lines the log holds: the position a derived stage records."""

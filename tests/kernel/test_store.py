@@ -111,3 +111,18 @@ def test_the_log_appends_whole_lines_and_skips_a_torn_last_line(tmp_path: Path) 
     assert [e.source for e in log.entries()] == ["u", "v"]
     assert log.position() == 2
     assert log.path.read_bytes().count(b"\n") == 2
+
+
+def test_captures_after_a_mark_are_what_makes_derived_stages_stale(tmp_path: Path) -> None:
+    log = Log(tmp_path / "log.jsonl")
+    assert log.captured_kinds_after(0) == set()
+    assert log.captured_kinds_after(1) is None  # a mark past the end of a missing log
+    log.append(LogEntry(time="t", command="snapshot", source="http", status="captured"))
+    mark = log.path.stat().st_size
+    log.append(LogEntry(time="t", command="snapshot", source="http", status="unchanged"))
+    log.append(LogEntry(time="t", command="snapshot", source="http", status="failed", code="X"))
+    assert log.captured_kinds_after(mark) == set()
+    log.append(LogEntry(time="t", command="ingest", source="books", status="captured"))
+    assert log.captured_kinds_after(mark) == {"books"}
+    assert log.captured_kinds_after(0) == {"http", "books"}
+    assert log.captured_kinds_after(log.path.stat().st_size + 1) is None  # the log was cut short
