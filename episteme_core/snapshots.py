@@ -438,9 +438,10 @@ class SnapshotWriter:
         if snapshot_id not in history:
             history = (*history, snapshot_id)
         self._states[source] = SourceState(snapshot_id, history, cleaned)
-        status = "unchanged" if previous is not None and previous.latest == snapshot_id else "captured"
-        self._log(identity.capture_kind, source, status, snapshot_id, observed_at)
-        return Observation(status, record, previous.latest if previous else None)
+        if previous is not None and previous.latest == snapshot_id:
+            return Observation("unchanged", record, previous.latest)  # changes nothing, logs nothing
+        self._log(identity.capture_kind, source, "captured", snapshot_id, observed_at)
+        return Observation("captured", record, previous.latest if previous else None)
 
     def _log(
         self, kind: str, source: str, status: str, snapshot_id: str | None,
@@ -468,9 +469,7 @@ class SnapshotWriter:
             raise EpistemeError("INTERNAL_ERROR", f"no recorded snapshot of {source!r} to keep")
         if options is not None:
             self._states[source] = SourceState(state.latest, state.history, clean_options(options))
-        record = self.record(state.latest)
-        self._log(record.capture_kind, source, "unchanged", state.latest)
-        return Observation("unchanged", record, state.latest)
+        return Observation("unchanged", self.record(state.latest), state.latest)
 
     # commit -----------------------------------------------------------------
 
@@ -482,8 +481,8 @@ class SnapshotWriter:
     def commit(self) -> StageIndex | None:
         """Append the queued log lines, then commit the index; ``None`` when the stage is unchanged.
 
-        Every observation is logged (captured, unchanged, failed); only captures move shards'
-        freshness, so re-observing unchanged content leaves every derived stage current.
+        The log gets a line per new representation (``captured``) and per failed source of a run
+        that commits (``failed``, with its code); re-observing unchanged content writes nothing.
         """
         if not self.changed():
             if self._pending_log:

@@ -119,20 +119,6 @@ def tree(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def assert_only_logged(root: Path, before: dict[str, bytes], statuses: list[str]) -> None:
-    """Nothing stored changed but the log, which gained exactly one line per observation."""
-    import json
-
-    after = tree(root)
-    old_log, new_log = before.get("log.jsonl", b""), after.get("log.jsonl", b"")
-    assert {k: v for k, v in after.items() if k != "log.jsonl"} == {
-        k: v for k, v in before.items() if k != "log.jsonl"
-    }
-    assert new_log.startswith(old_log)
-    added = [json.loads(line) for line in new_log[len(old_log):].splitlines()]
-    assert [line["status"] for line in added] == statuses
-
-
 def slow_body(chunks: int, delay: float, chunk: bytes = b"x") -> Handler:
     def handler(h: RequestHandler) -> None:
         h.send_response(200)
