@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from episteme_core import __version__
-
 if TYPE_CHECKING:
     from episteme_core.cli.context import Context
 
@@ -39,27 +37,6 @@ class PipelineOptions:
     fail_fast: bool = False
     max_chars: int = 6000
     overlap_chars: int = 400
-
-
-def _needs_extraction(home: Any, catalog: Any) -> list[str]:
-    """Sources whose latest snapshot has no document, or one made by another episteme version."""
-    from episteme_core.documents import documents_stage, read_document
-
-    stage = documents_stage(home)
-    index = stage.read_index()
-    have = {entry.key: entry for entry in index.entries} if index else {}
-    wanted = []
-    for source in catalog.sources():
-        entry = have.get(source)
-        if entry is None:
-            wanted.append(source)
-            continue
-        document = read_document(home, entry)
-        if document.snapshot_id != catalog.latest(source).id or (
-            document.provenance.producer_version != __version__
-        ):
-            wanted.append(source)
-    return wanted
 
 
 def _capture(ctx: Context, options: PipelineOptions) -> Any:
