@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import re
 from typing import Any, NoReturn
 
@@ -38,6 +37,8 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 def _closest(word: str, candidates: list[str]) -> str | None:
+    import difflib
+
     matches = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
     return matches[0] if matches else None
 
