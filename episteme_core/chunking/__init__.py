@@ -9,8 +9,6 @@ reading it.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -19,6 +17,7 @@ import attrs
 
 from episteme_core.chunk import Chunk, chunk_from_json
 from episteme_core.errors import EpistemeError
+from episteme_core.gcpause import paused_cycle_gc
 from episteme_core.records import StageEntry, StageIndex
 from episteme_core.store.home import Home
 from episteme_core.store.stage import Stage
@@ -79,64 +78,12 @@ def read_document_fast(home: Home, entry: StageEntry) -> Any:
 
 
 def put_objects(stage: Stage, items: list[tuple[str, bytes, str]]) -> list[StageEntry]:
-    """Write many content-addressed objects with one file-system sync instead of two per file.
+    """Write many content-addressed objects; same layout and entries as ``Stage.put_bytes``.
 
-    Each object goes to a temp file and is renamed to its sha256 name; then one ``syncfs`` (Linux)
-    makes every file and rename durable before the caller commits the index. Elsewhere each file
-    falls back to the kernel's atomic write. Same layout and entries as ``Stage.put_bytes``.
+    Inside a writing command the kernel batches their durability (one ``syncfs`` before the index
+    that names them, see ``store.atomic.deferred_sync``); elsewhere each file is fsync'd.
     """
-    import os
-
-    from episteme_core.canonical import sha256_hex
-    from episteme_core.store.atomic import atomic_write, crashpoint, temp_path_for
-
-    syncfs = _syncfs()
-    entries = []
-    wrote = False
-    for key, data, suffix in items:
-        digest = sha256_hex(data)
-        relative = f"objects/{digest[:2]}/{digest}{suffix}"
-        path = stage.dir / relative
-        if not path.exists():
-            if syncfs is None:
-                atomic_write(path, data)
-            else:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                temp = temp_path_for(path)
-                with open(temp, "xb") as handle:
-                    handle.write(data)
-                crashpoint()
-                os.replace(temp, path)
-                wrote = True
-        entries.append(StageEntry(key=key, sha256=digest, bytes=len(data), path=relative))
-    if wrote and syncfs is not None:
-        stage.dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(stage.dir, os.O_RDONLY)
-        try:
-            if syncfs(fd) != 0:
-                raise OSError("syncfs failed")
-        finally:
-            os.close(fd)
-        crashpoint()
-    return entries
-
-
-def _syncfs() -> Any:
-    """libc ``syncfs`` when this is Linux with glibc/musl, else None."""
-    import sys
-
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
-        import ctypes.util
-
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        function = libc.syncfs
-        function.argtypes = [ctypes.c_int]
-        return function
-    except (OSError, AttributeError):
-        return None
+    return [stage.put_bytes(key, data, suffix) for key, data, suffix in items]
 
 
 def verbatim_blocks(home: Home, document: Any) -> frozenset[str]:
@@ -165,19 +112,6 @@ def verbatim_blocks(home: Home, document: Any) -> frozenset[str]:
     return frozenset(b.id for b in spans if text[b.span.start : b.span.end] == b.text)
 
 
-@contextlib.contextmanager
-def no_cycle_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a stage builds many small objects that hold no
-    cycles (it would walk them again and again: a quarter of index time); restored after."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def _chunker_for(chunkers: list[Any], document: Any) -> Any:
     for chunker in chunkers:
         if chunker.accepts(document):
@@ -198,7 +132,7 @@ def chunk_home(
     progress: ProgressFn | None = None,
 ) -> ChunkReport:
     """Chunk every committed document and commit the chunks stage; call inside ``ctx.writing()``."""
-    with no_cycle_gc():
+    with paused_cycle_gc():
         return _chunk_home(home, chunkers, max_chars=max_chars, overlap_chars=overlap_chars,
                            progress=progress)
 

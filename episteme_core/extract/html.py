@@ -7,8 +7,6 @@ are algorithms, grammars or IDL). Parsing is bounded in bytes, nesting depth and
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import re
 import time
 from collections.abc import Iterator
@@ -19,6 +17,7 @@ import attrs
 from episteme_core.document import Document
 from episteme_core.extract.api import ExtractRequest
 from episteme_core.extract.builder import DocumentBuilder
+from episteme_core.gcpause import paused_cycle_gc
 
 NEVER_TEXT = frozenset({"script", "style", "template", "noscript", "head", "svg", "math", "iframe",
                         "object", "embed", "canvas", "button", "select", "input", "textarea"})
@@ -649,7 +648,7 @@ class HtmlExtractor:
 
         source_map = SourceMap()
         try:
-            with _no_gc():  # html5lib allocates a lot and frees little: cycle collection is waste
+            with paused_cycle_gc():  # html5lib allocates a lot and frees little: cycle collection is waste
                 document = parse_html(request.content, request.record.charset, max_depth,
                                       time.monotonic() + limit_s, source_map)
         except _Stop as stop:
@@ -668,7 +667,7 @@ class HtmlExtractor:
         walker = HtmlWalker(builder, rules, request.family, source_map,
                             _decoded(request.content, request.record.charset, source_map.encoding))
         try:
-            with _no_gc():
+            with paused_cycle_gc():
                 walker.element(walker.root(document), _Ctx())
         except RecursionError:
             builder.diagnose("NESTING_TOO_DEEP", "error", "part of the HTML was nested too deeply to read")
@@ -688,14 +687,3 @@ def _decoded(content: bytes, charset: str | None, parsed_as: str | None) -> str 
         same = False
     return decode(content, charset) if same else None
 
-
-@contextlib.contextmanager
-def _no_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector (restored after, as it was)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()

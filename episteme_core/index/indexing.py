@@ -17,8 +17,9 @@ from typing import Any
 
 import attrs
 
-from episteme_core.chunking import chunks_stage, iter_chunk_rows, no_cycle_gc
+from episteme_core.chunking import chunks_stage, iter_chunk_rows
 from episteme_core.errors import EpistemeError
+from episteme_core.gcpause import paused_cycle_gc
 from episteme_core.index.analyzer import ANALYZER_VERSION, analyzer_params
 from episteme_core.index.build import BM25_DEFAULTS, INDEXED_FIELDS, build_shard
 from episteme_core.index.shardfile import header_sha256
@@ -120,7 +121,7 @@ def index_home(
     home: Home, *, reshard: bool = False, progress: ProgressFn | None = None
 ) -> IndexReport:
     """Bring the shards up to the committed chunks; call inside ``ctx.writing()``."""
-    with no_cycle_gc():
+    with paused_cycle_gc():
         return _index_home(home, reshard=reshard, progress=progress)
 
 
