@@ -101,22 +101,30 @@ def _unknown_keys(what: str, index: int, item: dict[str, Any], allowed: tuple[st
             raise _fail(what, index, key, f"unknown field (allowed: {', '.join(allowed)})")
 
 
+def _unique_url(
+    source: str, index: int, item: dict[str, Any], field: str, seen: dict[str, int]
+) -> tuple[str, str | None]:
+    """The entry's normalised http(s) URL and fragment; a URL seen before is a duplicate."""
+    raw_url = _string(source, index, item, field, True)
+    assert raw_url is not None
+    try:
+        url, fragment = normalise_url(raw_url)
+    except UrlError as exc:
+        raise _fail(source, index, field, str(exc), value=raw_url) from None
+    if url in seen:
+        raise _fail(source, index, field, f"duplicates entry {seen[url]} ({url})",
+                    duplicateOf=seen[url], value=raw_url)
+    seen[url] = index
+    return url, fragment
+
+
 def parse_manifest(data: bytes, *, source: str = "manifest", max_sources: int = 1000) -> list[ManifestEntry]:
     """A strict manifest: http(s) URLs without duplicates after normalisation, known options only."""
     entries: list[ManifestEntry] = []
     seen: dict[str, int] = {}
     for index, item in enumerate(_load_array(data, source, max_sources)):
         _unknown_keys(source, index, item, MANIFEST_FIELDS)
-        raw_url = _string(source, index, item, "url", True)
-        assert raw_url is not None
-        try:
-            url, fragment = normalise_url(raw_url)
-        except UrlError as exc:
-            raise _fail(source, index, "url", str(exc), value=raw_url) from None
-        if url in seen:
-            raise _fail(source, index, "url", f"duplicates entry {seen[url]} ({url})",
-                        duplicateOf=seen[url], value=raw_url)
-        seen[url] = index
+        url, fragment = _unique_url(source, index, item, "url", seen)
         family = _string(source, index, item, "family", False)
         if family is not None and not FAMILY_PATTERN.match(family):
             raise _fail(source, index, "family", f"{family!r} is not a family name ([a-z0-9][a-z0-9._-]*)")
@@ -136,16 +144,7 @@ def parse_map(data: bytes, *, source: str = "map", max_sources: int = 1000) -> l
     seen: dict[str, int] = {}
     for index, item in enumerate(_load_array(data, source, max_sources)):
         _unknown_keys(source, index, item, MAP_FIELDS)
-        raw_url = _string(source, index, item, "sourceUrl", True)
-        assert raw_url is not None
-        try:
-            url, fragment = normalise_url(raw_url)
-        except UrlError as exc:
-            raise _fail(source, index, "sourceUrl", str(exc), value=raw_url) from None
-        if url in seen:
-            raise _fail(source, index, "sourceUrl", f"duplicates entry {seen[url]} ({url})",
-                        duplicateOf=seen[url], value=raw_url)
-        seen[url] = index
+        url, fragment = _unique_url(source, index, item, "sourceUrl", seen)
         local = _string(source, index, item, "localPath", True)
         assert local is not None
         if "\x00" in local:
