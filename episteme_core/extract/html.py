@@ -328,13 +328,13 @@ class HtmlWalker:
             kept = part.lstrip(lead)
             if kept:
                 if key is not None:
-                    start = self.source_map.offset_of(key[0], key[1], len(part) - len(kept))
+                    start = self.source_map.offset_of(*key, len(part) - len(kept))
                 break
         for part, key in zip(reversed(parts), reversed(keys), strict=True):
             kept = part.rstrip()
             if kept:
                 if key is not None:
-                    end = self.source_map.offset_of(key[0], key[1], len(kept) - 1)
+                    end = self.source_map.offset_of(*key, len(kept) - 1)
                 break
         if start is None or end is None or end < start:
             return None

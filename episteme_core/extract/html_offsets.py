@@ -12,6 +12,7 @@ offsets and the rest of its text lies between them in order (``html.HtmlWalker.s
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 TEXT, TAIL = 0, 1
@@ -24,11 +25,13 @@ class SourceMap:
         self.base = 0  # offset of the stream's current chunk
         self.encoding: str | None = None  # the encoding html5lib decoded with
         self.token: dict[str, Any] | None = None  # the text token html5lib is processing
-        self.slots: dict[tuple[int, int], list[tuple[dict[str, Any] | None, str]]] = {}
+        # per slot (``id(element) * 2 + slot``): its pieces, flat: offset, text, offset, text, ...
+        # (ints and strings: nothing for the cycle collector to walk)
+        self.slots: dict[int, list[Any]] = {}
         self.alive: list[Any] = []  # keeps recorded elements alive: their ids are never reused
 
     @staticmethod
-    def _piece_offset(token: dict[str, Any] | None, data: str) -> int:
+    def piece_offset(token: dict[str, Any] | None, data: str) -> int:
         """Where ``data`` starts in the source: the token's offset when ``data`` is the token's
         text or what is left of it after html5lib dropped a leading newline; else -1."""
         if token is None:
@@ -41,16 +44,17 @@ class SourceMap:
 
     def offset_of(self, element: Any, slot: int, index: int) -> int | None:
         """The source offset of character ``index`` of ``element``'s text or tail, if known."""
-        pieces = self.slots.get((id(element), slot))
+        pieces = self.slots.get(id(element) * 2 + slot)
         if not pieces:
             return None
         value = element.text if slot == TEXT else element.tail
-        if value is None or "".join(piece for _, piece in pieces) != value:
+        if value is None or "".join(pieces[1::2]) != value:
             return None  # the tree builder moved text after recording it
         at = 0
-        for token, piece in pieces:
+        for i in range(0, len(pieces), 2):
+            piece = pieces[i + 1]
             if index < at + len(piece):
-                offset = self._piece_offset(token, piece)
+                offset = pieces[i]
                 return offset + index - at if offset >= 0 else None
             at += len(piece)
         return None
@@ -65,6 +69,8 @@ def instrumented_parser(tree: Any, source_map: SourceMap) -> Any:
     space = tokenTypes["SpaceCharacters"]
     parse_error = tokenTypes["ParseError"]
     stops = ("&", "<", "\u0000")
+    space_run = re.compile("[\t\n\x0c \r]+").match  # html5lib's spaceCharacters
+    text_run = re.compile("[^&<\x00]+").match  # up to stops
 
     class Tokenizer(_tokenizer.HTMLTokenizer):  # type: ignore[misc]
         def __init__(self, stream: Any, parser: Any = None, **kwargs: Any) -> None:
@@ -86,9 +92,35 @@ def instrumented_parser(tree: Any, source_map: SourceMap) -> Any:
                 reset()
 
             inner.readChunk, inner.unget, inner.reset = read, unget_char, restart
+            if parser is not None and not parser.strict:
+                # html5lib scans every chunk for noncharacters only to list parse errors, which
+                # a parser that is not strict records and the extractor never reads
+                inner.reportCharacterErrors = None
 
         def dataState(self) -> bool:  # noqa: N802 (html5lib's name); html5lib's, with offsets
             stream = self.stream
+            offset = stream.chunkOffset
+            if offset < stream.chunkSize:
+                # the fast path: a text run that ends inside the current chunk is matched at once,
+                # the same token html5lib's char() + charsUntil() would make
+                chunk = stream.chunk
+                first = chunk[offset]
+                if first == "<":
+                    stream.chunkOffset = offset + 1
+                    source_map.token = None
+                    self.state = self.tagOpenState
+                    return True
+                if first in spaceCharacters:
+                    kind, run = space, space_run(chunk, offset)
+                else:
+                    kind, run = characters, text_run(chunk, offset)
+                if run is not None and run.end() < stream.chunkSize:
+                    end = run.end()
+                    stream.chunkOffset = end
+                    token = {"type": kind, "offset": source_map.base + offset, "data": chunk[offset:end]}
+                    self.tokenQueue.append(token)
+                    source_map.token = token  # processed before the tokenizer runs again
+                    return True
             data = stream.char()
             if data == "&":
                 source_map.token = None  # a character reference's token has no offset
@@ -119,28 +151,31 @@ def instrumented_parser(tree: Any, source_map: SourceMap) -> Any:
 
     slots = source_map.slots
     alive = source_map.alive
+    piece_offset = SourceMap.piece_offset
 
     class Element(base_element):  # type: ignore[misc, valid-type]
         def insertText(self, data: str, insertBefore: Any = None) -> None:  # noqa: N802, N803
             el = self._element
             if not len(el):  # html5lib's etree insertText, recording which slot grew
                 el.text = (el.text or "") + data
-                target, key = el, (id(el), TEXT)
+                target, key = el, id(el) * 2 + TEXT
             elif insertBefore is None:
                 target = el[-1]
                 target.tail = (target.tail or "") + data
-                key = (id(target), TAIL)
+                key = id(target) * 2 + TAIL
             else:
                 index = list(el).index(insertBefore._element)
                 target = el[index - 1] if index > 0 else el
-                key = (id(target), TAIL if index > 0 else TEXT)
+                key = id(target) * 2 + (TAIL if index > 0 else TEXT)
                 super().insertText(data, insertBefore)
+            offset = piece_offset(source_map.token, data)
             pieces = slots.get(key)
             if pieces is None:
-                slots[key] = [(source_map.token, data)]
+                slots[key] = [offset, data]
                 alive.append(target)
             else:
-                pieces.append((source_map.token, data))
+                pieces.append(offset)
+                pieces.append(data)
 
     class Tree(tree):  # type: ignore[misc, valid-type]
         elementClass = Element  # noqa: N815 (html5lib's name)
