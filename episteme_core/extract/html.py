@@ -242,10 +242,11 @@ class HtmlWalker:
         breaks = not pre
         add = parts.append
         key = keys.append if keys is not None else None
-        stack: list[tuple[Any, bool]] = [(el, False)]
+        stack: list[Any] = [el]  # a node to open, or ``(node,)`` to close
         while stack:
-            node, closing = stack.pop()
-            if closing:
+            node = stack.pop()
+            if node.__class__ is tuple:  # closing
+                node = node[0]
                 if breaks and (node.tag in BLOCK_TAGS or node.tag == "br"):
                     add(_BREAK)
                     if key:
@@ -255,32 +256,43 @@ class HtmlWalker:
                     if key:
                         key((node, TAIL))
                 continue
-            skipped = node is not el and (skip(node) or bool(skip_classes and _classes(node) & skip_classes))
-            for inner in (node.iter() if skipped and isinstance(node.tag, str) else (node,)):
-                if budget <= 0 or not isinstance(inner.tag, str):
-                    continue
-                value = inner.get("id") or (inner.get("name") if inner.tag == "a" else None)
-                if value and not value.startswith(_IGNORED_IDS):
-                    (dfns if inner.tag == "dfn" else found).append(value)
-                    budget -= 1
-            if skipped:
+            tag = node.tag
+            if node is not el and (skip(node) or bool(
+                    skip_classes and not skip_classes.isdisjoint(_classes(node)))):
+                if isinstance(tag, str):  # its ids still count
+                    for inner in node.iter():
+                        if budget <= 0:
+                            break
+                        inner_tag = inner.tag
+                        if not isinstance(inner_tag, str):
+                            continue
+                        value = inner.get("id") or (inner.get("name") if inner_tag == "a" else None)
+                        if value and not value.startswith(_IGNORED_IDS):
+                            (dfns if inner_tag == "dfn" else found).append(value)
+                            budget -= 1
                 if node.tail:
                     add(node.tail)
                     if key:
                         key((node, TAIL))
                 continue
-            if breaks and node is not el and node.tag in BLOCK_TAGS:
+            if budget > 0 and isinstance(tag, str):
+                value = node.get("id") or (node.get("name") if tag == "a" else None)
+                if value and not value.startswith(_IGNORED_IDS):
+                    (dfns if tag == "dfn" else found).append(value)
+                    budget -= 1
+            if breaks and node is not el and tag in BLOCK_TAGS:
                 add(_BREAK)
                 if key:
                     key(None)
             if node.text:
                 add(node.text)
                 if key:
-                    key((getattr(node, "_el", node), TEXT))
-            stack.append((node, True))
+                    key((node._el if node.__class__ is _Shell else node, TEXT))
+            stack.append((node,))
             children = list(node)
             if children:
-                stack.extend((child, False) for child in reversed(children))
+                children.reverse()
+                stack += children
         return dfns + [v for v in found if not v.startswith("ref-for-")] + [
             v for v in found if v.startswith("ref-for-")]
 
