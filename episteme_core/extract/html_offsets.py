@@ -71,6 +71,8 @@ def instrumented_parser(tree: Any, source_map: SourceMap) -> Any:
     stops = ("&", "<", "\u0000")
     space_run = re.compile("[\t\n\x0c \r]+").match  # html5lib's spaceCharacters
     text_run = re.compile("[^&<\x00]+").match  # up to stops
+    name_run = re.compile("[^\t\n\x0c \r>/\x00]+").match  # what tagNameState appends
+    tag_name_state = _tokenizer.HTMLTokenizer.tagNameState
 
     class Tokenizer(_tokenizer.HTMLTokenizer):  # type: ignore[misc]
         def __init__(self, stream: Any, parser: Any = None, **kwargs: Any) -> None:
@@ -96,6 +98,19 @@ def instrumented_parser(tree: Any, source_map: SourceMap) -> Any:
                 # html5lib scans every chunk for noncharacters only to list parse errors, which
                 # a parser that is not strict records and the extractor never reads
                 inner.reportCharacterErrors = None
+
+        def tagNameState(self) -> bool:  # noqa: N802 (html5lib's name)
+            # html5lib appends a tag name one character per call; the run of name characters in
+            # the current chunk is appended at once (the same name), the rest is html5lib's
+            stream = self.stream
+            offset = stream.chunkOffset
+            if offset < stream.chunkSize:
+                run = name_run(stream.chunk, offset)
+                if run is not None:
+                    stream.chunkOffset = end = run.end()
+                    self.currentToken["name"] += stream.chunk[offset:end]
+                    return True
+            return bool(tag_name_state(self))
 
         def dataState(self) -> bool:  # noqa: N802 (html5lib's name); html5lib's, with offsets
             stream = self.stream
