@@ -40,18 +40,16 @@ class PipelineOptions:
 
 
 def _capture(ctx: Context, options: PipelineOptions) -> Any:
-    from episteme_core.inputs import read_input
 
     update = ctx.progress.update
     if options.manifest is not None:
         from episteme_core.capture.http import FetchSettings
-        from episteme_core.capture.manifest import parse_manifest
+        from episteme_core.capture.manifest import read_manifest
         from episteme_core.capture.netguard import NetPolicy
         from episteme_core.capture.run import snapshot_sources
 
-        name = "stdin" if options.manifest == "-" else options.manifest
-        entries = parse_manifest(read_input(options.manifest, options.max_input_bytes), source=name,
-                                 max_sources=options.max_sources)
+        entries = read_manifest(options.manifest, max_input_bytes=options.max_input_bytes,
+                                max_sources=options.max_sources)
         settings = FetchSettings(
             timeout_s=options.timeout_ms / 1000.0, max_bytes=options.max_bytes, retries=options.retries,
             policy=NetPolicy(allow_localhost=options.allow_localhost,
@@ -59,13 +57,11 @@ def _capture(ctx: Context, options: PipelineOptions) -> Any:
         )
         return snapshot_sources(ctx.home, entries, settings, fail_fast=options.fail_fast, progress=update,
                                 warn=ctx.warn, command=ctx.command)
-    from episteme_core.capture.manifest import parse_map
+    from episteme_core.capture.manifest import read_map
     from episteme_core.capture.manual import manual_ingest
 
     assert options.map is not None
-    name = "stdin" if options.map == "-" else options.map
-    mapped = parse_map(read_input(options.map, options.max_input_bytes), source=name,
-                       max_sources=options.max_sources)
+    mapped = read_map(options.map, max_input_bytes=options.max_input_bytes, max_sources=options.max_sources)
     root = options.root or (Path.cwd() if options.map == "-" else Path(options.map).absolute().parent)
     return manual_ingest(ctx.home, mapped, root.absolute(), max_bytes=options.max_bytes, progress=update,
                          warn=ctx.warn, command=ctx.command)

@@ -76,15 +76,13 @@ def _configure_snapshot(parser: argparse.ArgumentParser) -> None:
 
 def _run_snapshot(args: argparse.Namespace, ctx: Context) -> Outcome:
     from episteme_core.capture.http import FetchSettings
-    from episteme_core.capture.manifest import parse_manifest
+    from episteme_core.capture.manifest import read_manifest
     from episteme_core.capture.netguard import NetPolicy
     from episteme_core.capture.run import snapshot_sources
-    from episteme_core.inputs import read_input
 
     _apply_snapshots_option(args, ctx)
-    name = "stdin" if args.manifest == "-" else args.manifest
-    entries = parse_manifest(read_input(args.manifest, args.max_input_bytes), source=name,
-                             max_sources=args.max_sources)
+    entries = read_manifest(args.manifest, max_input_bytes=args.max_input_bytes,
+                            max_sources=args.max_sources)
     settings = FetchSettings(
         timeout_s=args.timeout / 1000.0, max_bytes=args.max_bytes, retries=args.retries,
         policy=NetPolicy(allow_localhost=args.allow_localhost,
@@ -112,14 +110,11 @@ def _configure_manual(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_manual(args: argparse.Namespace, ctx: Context) -> Outcome:
-    from episteme_core.capture.manifest import parse_map
+    from episteme_core.capture.manifest import read_map
     from episteme_core.capture.manual import manual_ingest
-    from episteme_core.inputs import read_input
 
     _apply_snapshots_option(args, ctx)
-    name = "stdin" if args.map == "-" else args.map
-    entries = parse_map(read_input(args.map, args.max_input_bytes), source=name,
-                        max_sources=args.max_sources)
+    entries = read_map(args.map, max_input_bytes=args.max_input_bytes, max_sources=args.max_sources)
     if args.root:
         root = Path(args.root)
     else:

@@ -159,3 +159,19 @@ def parse_map(data: bytes, *, source: str = "map", max_sources: int = 1000) -> l
             raise _fail(source, index, "contentType", f"{content_type!r} is not a media type")
         entries.append(MapEntry(index, url, posix.as_posix(), fragment, content_type))
     return entries
+
+
+def read_manifest(path: str, *, max_input_bytes: int, max_sources: int) -> list[ManifestEntry]:
+    """Read (``-`` = stdin, bounded) and parse a manifest, naming it in every error."""
+    from episteme_core.inputs import read_input
+
+    name = "stdin" if path == "-" else path
+    return parse_manifest(read_input(path, max_input_bytes), source=name, max_sources=max_sources)
+
+
+def read_map(path: str, *, max_input_bytes: int, max_sources: int) -> list[MapEntry]:
+    """Read (``-`` = stdin, bounded) and parse a manual-ingest map, naming it in every error."""
+    from episteme_core.inputs import read_input
+
+    name = "stdin" if path == "-" else path
+    return parse_map(read_input(path, max_input_bytes), source=name, max_sources=max_sources)
