@@ -1,8 +1,9 @@
 """The public API for plugins: everything a plugin may import from the kernel, in one place.
 
 A plugin imports from ``episteme_core.api`` (and ``episteme_core.testing`` in its tests) and
-nothing else of the kernel; a ruff rule enforces it for the plugins in this repository. Names are
-loaded on first use (PEP 562), so importing this module costs nothing at ``episteme --help``.
+nothing else of the kernel; a ruff rule (``plugins/ruff.toml``) enforces it for the plugins in
+this repository. Names are loaded on first use (PEP 562), so importing this module costs nothing
+at ``episteme --help``. Each group below says what a plugin does with its names.
 """
 
 from __future__ import annotations
@@ -12,33 +13,52 @@ from typing import TYPE_CHECKING, Any
 
 # public name -> (module, attribute). Grouped by what a plugin does with them.
 _EXPORTS: dict[str, tuple[str, str]] = {
+    "__version__": ("episteme_core", "__version__"),
     # Hooks and registration.
     "hookimpl": ("episteme_core.hookspecs", "hookimpl"),
     "Register": ("episteme_core.hookspecs", "Register"),
+    # The contract of each component kind (checked when it registers) and selection by priority.
+    "Source": ("episteme_core.components", "Source"),
+    "IngestSource": ("episteme_core.components", "IngestSource"),
+    "Extractor": ("episteme_core.components", "Extractor"),
+    "Family": ("episteme_core.components", "Family"),
+    "Chunker": ("episteme_core.components", "Chunker"),
+    "Indexer": ("episteme_core.components", "Indexer"),
+    "ReaderKind": ("episteme_core.components", "ReaderKind"),
+    "Exporter": ("episteme_core.components", "Exporter"),
+    "DEFAULT_PRIORITY": ("episteme_core.components", "DEFAULT_PRIORITY"),
     # Errors and the codes they carry.
     "EpistemeError": ("episteme_core.errors", "EpistemeError"),
     "Cancelled": ("episteme_core.errors", "Cancelled"),
     "ERROR_CODES": ("episteme_core.errors", "ERROR_CODES"),
-    # Canonical JSON, fingerprints, strict JSON input.
+    # Canonical JSON, fingerprints, strict and bounded input.
     "canonical_bytes": ("episteme_core.canonical", "canonical_bytes"),
     "canonical_text": ("episteme_core.canonical", "canonical_text"),
     "fingerprint": ("episteme_core.canonical", "fingerprint"),
     "sha256_hex": ("episteme_core.canonical", "sha256_hex"),
     "loads_strict": ("episteme_core.canonical", "loads_strict"),
     "read_input": ("episteme_core.inputs", "read_input"),
-    # Commands.
+    # Commands and the context a run gets.
     "Command": ("episteme_core.cli.command", "Command"),
     "Outcome": ("episteme_core.cli.command", "Outcome"),
     "Context": ("episteme_core.cli.context", "Context"),
+    "RunContext": ("episteme_core.context", "RunContext"),
+    "ProgressSink": ("episteme_core.context", "ProgressSink"),
     "add_int_option": ("episteme_core.cli.parser", "add_int_option"),
-    # The home and the store.
+    # The home and the store: read committed stages, write snapshots (inside ``ctx.writing()``).
     "Home": ("episteme_core.store.home", "Home"),
     "read_catalog": ("episteme_core.snapshots", "read_catalog"),
     "SnapshotCatalog": ("episteme_core.snapshots", "SnapshotCatalog"),
-    # Extraction: families, extractors, documents.
-    "Family": ("episteme_core.extract.api", "Family"),
-    "Extractor": ("episteme_core.extract.api", "Extractor"),
+    "SnapshotWriter": ("episteme_core.snapshots", "SnapshotWriter"),
+    "make_identity": ("episteme_core.snapshots", "make_identity"),
+    "read_documents": ("episteme_core.documents", "read_documents"),
+    "read_chunks": ("episteme_core.chunking", "read_chunks"),
+    "iter_chunk_rows": ("episteme_core.chunking", "iter_chunk_rows"),
+    # Extraction: families, extractors, documents and their builder, decoding.
+    "BaseFamily": ("episteme_core.extract.api", "Family"),
     "ExtractRequest": ("episteme_core.extract.api", "ExtractRequest"),
+    "DocumentBuilder": ("episteme_core.extract.builder", "DocumentBuilder"),
+    "decode_source": ("episteme_core.extract.text", "decode"),
     "Document": ("episteme_core.document", "Document"),
     "Section": ("episteme_core.document", "Section"),
     "Block": ("episteme_core.document", "Block"),
@@ -47,9 +67,19 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Provenance": ("episteme_core.document", "Provenance"),
     "Diagnostic": ("episteme_core.document", "Diagnostic"),
     "CONTENT_TRUST": ("episteme_core.document", "CONTENT_TRUST"),
-    # Chunks.
+    # Chunks: the records, the one builder, and the layout rules the builtins cut with.
     "Chunk": ("episteme_core.chunk", "Chunk"),
     "ChunkBlock": ("episteme_core.chunk", "ChunkBlock"),
+    "ChunkDiagnostic": ("episteme_core.chunk", "ChunkDiagnostic"),
+    "Cut": ("episteme_core.chunking.rows", "Cut"),
+    "build_chunks": ("episteme_core.chunking.rows", "build_chunks"),
+    "cut_rows": ("episteme_core.chunking.rows", "cut_rows"),
+    "chunks_from_rows": ("episteme_core.chunking.rows", "chunks_from_rows"),
+    "window_rows": ("episteme_core.chunking.rows", "window_rows"),
+    "paragraph_rows": ("episteme_core.chunking.rows", "paragraph_rows"),
+    "layout": ("episteme_core.chunking.layout", "layout"),
+    "windows": ("episteme_core.chunking.layout", "windows"),
+    "Window": ("episteme_core.chunking.layout", "Window"),
     # Personal records (sources of records: books, chats, commits, ...).
     "Record": ("episteme_core.personal.model", "Record"),
     "Paragraph": ("episteme_core.personal.model", "Paragraph"),
@@ -65,7 +95,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "known_ids": ("episteme_core.personal.store", "known_ids"),
     "Collected": ("episteme_core.personal.ingest", "Collected"),
     "run_ingest": ("episteme_core.personal.ingest", "run_ingest"),
-    "ingest_outcome": ("episteme_core.personal.sources", "outcome"),
+    "ingest_outcome": ("episteme_core.builtins.personal", "ingest_outcome"),
+    "add_pack_option": ("episteme_core.builtins.personal", "add_pack_option"),
     # Readers for ask.
     "Candidate": ("episteme_core.ask.reader", "Candidate"),
     "ReadRequest": ("episteme_core.ask.reader", "ReadRequest"),
@@ -73,7 +104,6 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ReadError": ("episteme_core.ask.reader", "ReadError"),
     "ReaderSpec": ("episteme_core.ask.reader", "ReaderSpec"),
     "Reader": ("episteme_core.ask.reader", "Reader"),
-    "ReaderKind": ("episteme_core.ask.reader", "ReaderKind"),
     "BaseReader": ("episteme_core.ask.reader", "BaseReader"),
     "reader_messages": ("episteme_core.ask.protocol", "messages"),
     "extract_ids": ("episteme_core.ask.protocol", "extract_ids"),
@@ -102,6 +132,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time names load lazily above
+    from episteme_core import __version__
     from episteme_core.ask.memory import MemoryChunk, MemoryShard
     from episteme_core.ask.protocol import extract_ids
     from episteme_core.ask.protocol import messages as reader_messages
@@ -109,18 +140,40 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time names load laz
         BaseReader,
         Candidate,
         Reader,
-        ReaderKind,
         ReadError,
         ReaderSpec,
         ReadReply,
         ReadRequest,
     )
     from episteme_core.ask.run import AskOptions, ask
+    from episteme_core.builtins.personal import add_pack_option, ingest_outcome
     from episteme_core.canonical import canonical_bytes, canonical_text, fingerprint, loads_strict, sha256_hex
-    from episteme_core.chunk import Chunk, ChunkBlock
+    from episteme_core.chunk import Chunk, ChunkBlock, ChunkDiagnostic
+    from episteme_core.chunking import iter_chunk_rows, read_chunks
+    from episteme_core.chunking.layout import Window, layout, windows
+    from episteme_core.chunking.rows import (
+        Cut,
+        build_chunks,
+        chunks_from_rows,
+        cut_rows,
+        paragraph_rows,
+        window_rows,
+    )
     from episteme_core.cli.command import Command, Outcome
     from episteme_core.cli.context import Context
     from episteme_core.cli.parser import add_int_option
+    from episteme_core.components import (
+        DEFAULT_PRIORITY,
+        Chunker,
+        Exporter,
+        Extractor,
+        Family,
+        Indexer,
+        IngestSource,
+        ReaderKind,
+        Source,
+    )
+    from episteme_core.context import ProgressSink, RunContext
     from episteme_core.document import (
         CONTENT_TRUST,
         BBox,
@@ -131,8 +184,12 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time names load laz
         Section,
         Span,
     )
+    from episteme_core.documents import read_documents
     from episteme_core.errors import ERROR_CODES, Cancelled, EpistemeError
-    from episteme_core.extract.api import Extractor, ExtractRequest, Family
+    from episteme_core.extract.api import ExtractRequest
+    from episteme_core.extract.api import Family as BaseFamily
+    from episteme_core.extract.builder import DocumentBuilder
+    from episteme_core.extract.text import decode as decode_source
     from episteme_core.hookspecs import Register, hookimpl
     from episteme_core.inputs import read_input
     from episteme_core.personal.ingest import Collected, run_ingest
@@ -147,8 +204,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time names load laz
         safe_name,
         utc_iso,
     )
-    from episteme_core.personal.sources import outcome as ingest_outcome
     from episteme_core.personal.store import known_ids
     from episteme_core.personal.text import decode_text, split_paragraphs
-    from episteme_core.snapshots import SnapshotCatalog, read_catalog
+    from episteme_core.snapshots import SnapshotCatalog, SnapshotWriter, make_identity, read_catalog
     from episteme_core.store.home import Home

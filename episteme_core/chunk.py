@@ -3,8 +3,10 @@
 A chunk's text is the covered parts of its blocks joined by a blank line; each ``ChunkBlock`` says
 which characters ``[start, end)`` of that block's text it holds and where they begin in the chunk
 (``offset``). ``id`` is the sha256 of the chunk's canonical JSON without ``id``: equal inputs give
-equal ids, and any change in text, place or source gives a new one. JSON keys are camelCase;
-``schema/chunk.schema.json`` describes them.
+equal ids, and any change in text, place or source gives a new one. A chunk carries its
+document's labels, including what its extractor could not see (``limits``) and which diagnostics
+it noted, so a reader of one hit knows them. JSON keys are camelCase; ``schema/chunk.schema.json``
+describes them. Chunks are built by ``episteme_core.chunking.rows`` (one builder for every path).
 """
 
 from __future__ import annotations
@@ -18,6 +20,12 @@ from episteme_core.document import CONTENT_TRUST, Span
 
 CHUNK_SCHEMA_VERSION = "1"
 SEPARATOR = "\n\n"
+
+# Chunking options (``--max-chars``, ``--overlap-chars``): defaults and ranges, defined once.
+DEFAULT_MAX_CHARS = 6000
+DEFAULT_OVERLAP_CHARS = 400
+MIN_MAX_CHARS, MAX_MAX_CHARS = 256, 100_000
+MAX_OVERLAP_CHARS = 10_000
 
 
 @attrs.frozen
@@ -36,6 +44,14 @@ class ChunkBlock:
     span: Span | None = None  # the block's span in the decoded source, as the extractor gave it
     time: str | None = None
     verbatim: bool = False  # the decoded source at ``span`` is exactly the block's text (checked)
+
+
+@attrs.frozen
+class ChunkDiagnostic:
+    """One kind of diagnostic the chunk's document has (the document holds each in full)."""
+
+    code: str
+    level: str
 
 
 @attrs.frozen
@@ -74,6 +90,8 @@ class Chunk:
     record_id: str | None = None  # records: the record id (equals ``source``)
     paragraph: int | None = None  # records: the paragraph number n (``show ID#n``)
     attributes: dict[str, Any] = attrs.field(factory=dict)
+    diagnostics: list[ChunkDiagnostic] = attrs.field(factory=list)  # the document's, each code once
+    limits: list[str] = attrs.field(factory=list)  # what the document's extractor cannot see
     content_trust: str = CONTENT_TRUST
     schema_version: str = CHUNK_SCHEMA_VERSION
 
@@ -101,18 +119,6 @@ class Chunk:
 def chunk_id(data: dict[str, Any]) -> str:
     """The id of a chunk given as JSON: sha256 of its canonical JSON without ``id``."""
     return fingerprint({key: value for key, value in data.items() if key != "id"})
-
-
-def seal(chunk: Chunk) -> Chunk:
-    """``chunk`` with its content-derived id."""
-    return attrs.evolve(chunk, id=chunk_id(chunk.to_json()))
-
-
-def sealed_json(chunk: Chunk) -> dict[str, Any]:
-    """The JSON of ``chunk`` with its content-derived id (one unstructure: the fast path for stages)."""
-    data = chunk.to_json()
-    data["id"] = chunk_id(data)
-    return data
 
 
 def chunk_from_json(data: Any, *, source: str) -> Chunk:

@@ -27,26 +27,6 @@ AUTHORITIES = ("normative", "informative")
 NORMATIVITIES = ("normative", "informative", "example", "unknown")
 DIAGNOSTIC_LEVELS = ("info", "warning", "error")
 
-# Block kinds the builtin extractors write. Other extractors may add kinds (snake_case).
-BLOCK_KINDS = (
-    "heading",
-    "paragraph",
-    "list_item",
-    "table",
-    "code",
-    "algorithm",
-    "grammar",
-    "idl",
-    "figure_caption",
-    "note",
-    "example",
-    "definition",
-    "form_field",
-    "message",
-    "commit_message",
-)
-
-
 def _one_of(allowed: tuple[str, ...]) -> Any:
     return attrs.validators.in_(allowed)
 

@@ -14,62 +14,56 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from episteme_core.chunk import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
+
 if TYPE_CHECKING:
-    from episteme_core.cli.context import Context
+    from episteme_core.capture.http import FetchSettings
+    from episteme_core.context import RunContext
 
 STAGES = ("capture", "extract", "chunk", "index")
 
 
 @attrs.frozen
 class PipelineOptions:
-    """What to capture and how; network settings apply to ``manifest`` runs."""
+    """What to capture and how: a manifest fetched with ``fetch`` (the settings ``snapshot`` builds
+    from the same options), or a map of local files under ``root``; then the chunk options."""
 
+    max_input_bytes: int
+    max_sources: int
     manifest: str | None = None
+    fetch: FetchSettings | None = None
+    fail_fast: bool = False
     map: str | None = None
     root: Path | None = None
-    max_input_bytes: int = 64 * 1024 * 1024
-    max_sources: int = 1000
-    max_bytes: int = 25 * 1024 * 1024
-    timeout_ms: int = 60_000
-    retries: int = 2
-    allow_localhost: bool = False
-    allow_private_networks: bool = False
-    fail_fast: bool = False
-    max_chars: int = 6000
-    overlap_chars: int = 400
+    max_bytes: int | None = None  # per local file of a map
+    max_chars: int = DEFAULT_MAX_CHARS
+    overlap_chars: int = DEFAULT_OVERLAP_CHARS
+    chunker: str | None = None  # the chunker to prefer (``--chunker``)
 
 
-def _capture(ctx: Context, options: PipelineOptions) -> Any:
-
+def _capture(ctx: RunContext, options: PipelineOptions) -> Any:
+    """The capture stage: the very functions ``snapshot`` and ``manual-ingest`` call."""
     update = ctx.progress.update
     if options.manifest is not None:
-        from episteme_core.capture.http import FetchSettings
         from episteme_core.capture.manifest import read_manifest
-        from episteme_core.capture.netguard import NetPolicy
         from episteme_core.capture.run import snapshot_sources
 
+        assert options.fetch is not None, "a manifest run needs its fetch settings"
         entries = read_manifest(options.manifest, max_input_bytes=options.max_input_bytes,
                                 max_sources=options.max_sources)
-        settings = FetchSettings(
-            timeout_s=options.timeout_ms / 1000.0, max_bytes=options.max_bytes, retries=options.retries,
-            policy=NetPolicy(allow_localhost=options.allow_localhost,
-                             allow_private_networks=options.allow_private_networks),
-        )
-        return snapshot_sources(ctx.home, entries, settings, fail_fast=options.fail_fast, progress=update,
-                                warn=ctx.warn, command=ctx.command)
+        return snapshot_sources(ctx.home, entries, options.fetch, fail_fast=options.fail_fast,
+                                progress=update, warn=ctx.warn, command=ctx.command)
     from episteme_core.capture.manifest import read_map
     from episteme_core.capture.manual import manual_ingest
 
-    assert options.map is not None
+    assert options.map is not None and options.root is not None and options.max_bytes is not None
     mapped = read_map(options.map, max_input_bytes=options.max_input_bytes, max_sources=options.max_sources)
-    root = options.root or (Path.cwd() if options.map == "-" else Path(options.map).absolute().parent)
-    return manual_ingest(ctx.home, mapped, root.absolute(), max_bytes=options.max_bytes, progress=update,
+    return manual_ingest(ctx.home, mapped, options.root, max_bytes=options.max_bytes, progress=update,
                          warn=ctx.warn, command=ctx.command)
 
 
-def run_pipeline(ctx: Context, options: PipelineOptions) -> dict[str, Any]:
+def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
     """Run every stage under one writer lock; returns each stage's report (JSON data)."""
-    from episteme_core.builtins.chunking import chunkers
     from episteme_core.chunking import check_options, chunk_home
     from episteme_core.convert import unstructure
     from episteme_core.extract.run import extract_documents
@@ -88,6 +82,7 @@ def run_pipeline(ctx: Context, options: PipelineOptions) -> dict[str, Any]:
     with ctx.writing() as home:
         update("pipeline", 0, len(STAGES), "started", "Capturing sources")
         captured = _capture(ctx, options)
+        ctx.check_cancelled()
         update("pipeline", 1, len(STAGES), "started", "Extracting documents")
         catalog = read_catalog(home)
         # extract reuses every document whose snapshot and configuration are unchanged
@@ -99,9 +94,12 @@ def run_pipeline(ctx: Context, options: PipelineOptions) -> dict[str, Any]:
             for warning in document.warnings:
                 ctx.warn("EXTRACTION_WARNING", f"{document.source}: {warning}", source=document.source,
                          snapshotId=document.snapshot_id)
+        ctx.check_cancelled()
         update("pipeline", 2, len(STAGES), "started", "Creating evidence chunks")
-        chunked = chunk_home(home, chunkers(ctx), max_chars=options.max_chars,
-                             overlap_chars=options.overlap_chars, progress=stage_progress("chunk"))
+        chunked = chunk_home(home, ctx.plugins.all("chunker"), max_chars=options.max_chars,
+                             overlap_chars=options.overlap_chars, progress=stage_progress("chunk"),
+                             prefer=options.chunker, warn=ctx.warn)
+        ctx.check_cancelled()
         update("pipeline", 3, len(STAGES), "started", "Building search index")
         indexed = index_home(home, progress=stage_progress("index"))
         update("pipeline", 4, len(STAGES), "completed", "Done")

@@ -2,7 +2,9 @@
 
 ``EPISTEME_LOAD_PLUGINS=a,b`` loads only those entry points (by entry-point or distribution name);
 set but empty, it loads builtins only. A plugin that fails to import, or whose hook raises, is
-recorded with its error and the rest still load.
+recorded with its error and the rest still load. Every component is checked against its kind's
+contract (``episteme_core.components``) as it registers: one that lacks a required member is
+refused and recorded on its plugin, and the plugin's other components still register.
 """
 
 from __future__ import annotations
@@ -42,6 +44,21 @@ class Component:
     name: str
     plugin: str
     obj: Any
+    order: tuple[int, int] = (0, 0)  # (plugin's load position, registration within the plugin)
+
+
+@attrs.frozen
+class Refusal:
+    """A component the registry refused: its kind, its name (if it had one) and what it lacks."""
+
+    kind: str
+    name: str | None
+    missing: list[str]
+
+    @property
+    def message(self) -> str:
+        named = f"{self.kind} {self.name!r}" if self.name else f"a {self.kind} without a name"
+        return f"{named} lacks {', '.join(self.missing)}"
 
 
 @attrs.define
@@ -54,6 +71,7 @@ class PluginInfo:
     builtin: bool
     error: str | None = None
     components: dict[str, list[str]] = attrs.field(factory=dict)
+    refused: list[Refusal] = attrs.field(factory=list)
 
 
 @attrs.define
@@ -77,12 +95,18 @@ class Plugins:
             ) from None
 
     def all(self, kind: str) -> list[Any]:
-        """Every component of ``kind``, in name order."""
-        found = self.components.get(kind, {})
-        return [found[name].obj for name in sorted(found)]
+        """Every component of ``kind`` in registration order: builtins, then plugins in entry-point
+        order, each plugin's components in the order it registered them."""
+        found = self.components.get(kind, {}).values()
+        return [component.obj for component in sorted(found, key=lambda c: c.order)]
 
     def failures(self) -> list[PluginInfo]:
+        """Plugins that failed to load (their components are missing)."""
         return [info for info in self.infos.values() if info.error]
+
+    def refusals(self) -> list[tuple[str, Refusal]]:
+        """Every refused component with the plugin that offered it."""
+        return [(info.name, refusal) for info in self.infos.values() for refusal in info.refused]
 
 
 def _allowed_external() -> set[str] | None:
@@ -148,6 +172,11 @@ def _collect(pm: pluggy.PluginManager, plugins: Plugins) -> None:
 def _make_register(
     plugins: Plugins, plugin_name: str, default_kind: str, kinds: tuple[str, ...], hook: str
 ) -> Callable[..., None]:
+    from episteme_core.components import missing_members
+
+    info = plugins.infos[plugin_name]
+    position = list(plugins.infos).index(plugin_name)
+
     def register(component: Any, *, kind: str | None = None) -> None:
         kind = kind or default_kind
         if kind not in kinds:
@@ -158,12 +187,11 @@ def _make_register(
                 details={"plugin": plugin_name, "kind": kind},
             )
         name = getattr(component, "name", None)
-        if not isinstance(name, str) or not name:
-            raise EpistemeError(
-                "INVALID_INPUT",
-                f"plugin {plugin_name} registered a {kind} without a name",
-                details={"plugin": plugin_name, "kind": kind},
-            )
+        missing = missing_members(component, kind)
+        if missing:  # refused here, so no command meets it half-built later
+            info.refused.append(Refusal(kind, name if isinstance(name, str) and name else None, missing))
+            return
+        assert isinstance(name, str)
         existing = plugins.components.setdefault(kind, {}).get(name)
         if existing is not None:
             raise EpistemeError(
@@ -172,8 +200,10 @@ def _make_register(
                 details={"kind": kind, "name": name, "plugins": [existing.plugin, plugin_name]},
                 hint="uninstall one of them, or restrict loading with EPISTEME_LOAD_PLUGINS",
             )
-        plugins.components[kind][name] = Component(kind, name, plugin_name, component)
-        plugins.infos[plugin_name].components.setdefault(kind, []).append(name)
+        sequence = sum(len(names) for names in info.components.values())
+        plugins.components[kind][name] = Component(kind, name, plugin_name, component,
+                                                   order=(position, sequence))
+        info.components.setdefault(kind, []).append(name)
 
     return register
 

@@ -77,6 +77,8 @@ class Result:
     part: dict[str, int]
     citation: Citation
     content_trust: str = CONTENT_TRUST
+    diagnostics: list[dict[str, str]] = attrs.field(factory=list)  # the document's, passed through
+    limits: list[str] = attrs.field(factory=list)  # what the document's extractor cannot see
 
 
 @attrs.frozen
@@ -231,6 +233,8 @@ def result_for(row: dict[str, Any], *, rank: int, score: float, shard: str, term
         chunk_chars=len(text),
         part={"index": row["part"]["index"], "count": row["part"]["count"]},
         citation=cite_row(row, start, end),
+        diagnostics=list(row.get("diagnostics") or ()),
+        limits=list(row.get("limits") or ()),
     )
 
 

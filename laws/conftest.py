@@ -10,5 +10,5 @@ import pytest
 @pytest.fixture(autouse=True)
 def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("EPISTEME_HOME", str(tmp_path / "default-home"))
-    monkeypatch.delenv("EPISTEME_LOAD_PLUGINS", raising=False)
+    monkeypatch.setenv("EPISTEME_LOAD_PLUGINS", "")  # the builtins only, whatever is installed
     monkeypatch.delenv("EPISTEME_CRASH_AT", raising=False)

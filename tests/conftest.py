@@ -9,9 +9,10 @@ import pytest
 
 @pytest.fixture(autouse=True)
 def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test reads the user's real home or plugins restriction by accident."""
+    """No test reads the user's real home, or loads a plugin that happens to be installed: the
+    kernel's tests see the builtins only, plus the fixture plugins a test asks for (``plugin_site``)."""
     monkeypatch.setenv("EPISTEME_HOME", str(tmp_path / "default-home"))
-    monkeypatch.delenv("EPISTEME_LOAD_PLUGINS", raising=False)
+    monkeypatch.setenv("EPISTEME_LOAD_PLUGINS", "")
     monkeypatch.delenv("EPISTEME_CRASH_AT", raising=False)
 
 
@@ -26,7 +27,8 @@ PLUGIN_SITES = Path(__file__).parent / "fixtures" / "plugins"
 
 @pytest.fixture
 def plugin_site(monkeypatch: pytest.MonkeyPatch):
-    """Make a fixture plugin distribution (``site-<name>``) visible on sys.path and PYTHONPATH."""
+    """Make fixture plugin distributions (``site-<name>``) visible on sys.path and PYTHONPATH, and
+    load them (their entry points are named ``<name>``); returns the environment for a new process."""
     import os
     import sys
 
@@ -36,8 +38,9 @@ def plugin_site(monkeypatch: pytest.MonkeyPatch):
             monkeypatch.syspath_prepend(path)
         pythonpath = os.pathsep.join([*paths, os.environ.get("PYTHONPATH", "")]).strip(os.pathsep)
         monkeypatch.setenv("PYTHONPATH", pythonpath)
+        monkeypatch.setenv("EPISTEME_LOAD_PLUGINS", ",".join(names))
         for module in [m for m in sys.modules if m.startswith("episteme_sample")]:
             del sys.modules[module]
-        return {"PYTHONPATH": pythonpath}
+        return {"PYTHONPATH": pythonpath, "EPISTEME_LOAD_PLUGINS": ",".join(names)}
 
     return use

@@ -92,15 +92,6 @@ class Reader(Protocol):
         """Release connections, models, threads."""
 
 
-class ReaderKind(Protocol):
-    """What ``episteme_readers`` registers: a named factory of readers."""
-
-    name: str
-    description: str
-
-    def open(self, spec: ReaderSpec) -> Reader: ...
-
-
 class BaseReader:
     """Defaults for the optional parts of ``Reader``; subclass and implement ``read``."""
 
@@ -123,3 +114,6 @@ class BaseReader:
 
     def close(self) -> None:
         return None
+
+
+from episteme_core.components import ReaderKind as ReaderKind  # noqa: E402  (the one contract, re-exported)

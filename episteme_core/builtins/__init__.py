@@ -8,6 +8,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "episteme_core.builtins.kernel_commands",
     "episteme_core.builtins.ingest",
     "episteme_core.builtins.capture",
+    "episteme_core.builtins.export",
     "episteme_core.builtins.extraction",
     "episteme_core.builtins.personal",
     "episteme_core.builtins.ask",

@@ -12,19 +12,25 @@ from episteme_core.hookspecs import Register, hookimpl
 if TYPE_CHECKING:
     from episteme_core.cli.context import Context
 
-DEFAULT_MAX_CHARS = 6000
-DEFAULT_OVERLAP_CHARS = 400
-
-
 def add_chunk_options(parser: argparse.ArgumentParser) -> None:
-    """``--max-chars`` and ``--overlap-chars`` (shared with ``pipeline``)."""
+    """``--max-chars``, ``--overlap-chars`` and ``--chunker`` (shared with ``pipeline``)."""
+    from episteme_core.chunk import (
+        DEFAULT_MAX_CHARS,
+        DEFAULT_OVERLAP_CHARS,
+        MAX_MAX_CHARS,
+        MAX_OVERLAP_CHARS,
+        MIN_MAX_CHARS,
+    )
     from episteme_core.cli.parser import add_int_option
 
-    add_int_option(parser, "--max-chars", default=DEFAULT_MAX_CHARS, low=256, high=100_000,
+    add_int_option(parser, "--max-chars", default=DEFAULT_MAX_CHARS, low=MIN_MAX_CHARS, high=MAX_MAX_CHARS,
                    help="longest chunk in characters")
-    add_int_option(parser, "--overlap-chars", default=DEFAULT_OVERLAP_CHARS, low=0, high=10_000,
+    add_int_option(parser, "--overlap-chars", default=DEFAULT_OVERLAP_CHARS, low=0, high=MAX_OVERLAP_CHARS,
                    help="characters a window repeats from the one before when it cuts a block; "
                         "less than --max-chars")
+    parser.add_argument("--chunker", metavar="NAME", default=None,
+                        help="use this chunker for every document it accepts (default: for each "
+                             "document, the accepting chunker of highest priority)")
 
 
 def stage_override(ctx: Context, stage: str, value: str | None) -> None:
@@ -32,11 +38,7 @@ def stage_override(ctx: Context, stage: str, value: str | None) -> None:
         ctx.home.stage_overrides[stage] = Path(value).expanduser().absolute()
 
 
-def chunkers(ctx: Context) -> list[Any]:
-    return ctx.plugins.all("chunker")
-
-
-def run_chunk(ctx: Context, max_chars: int, overlap_chars: int) -> Any:
+def run_chunk(ctx: Context, max_chars: int, overlap_chars: int, chunker: str | None = None) -> Any:
     """Chunk under the writer lock with progress; returns the ``ChunkReport``."""
     from episteme_core.chunking import check_options, chunk_home
 
@@ -46,8 +48,8 @@ def run_chunk(ctx: Context, max_chars: int, overlap_chars: int) -> Any:
         ctx.progress.update("chunk", current, total, "completed" if current == total else "started", key)
 
     with ctx.writing():
-        return chunk_home(ctx.home, chunkers(ctx), max_chars=max_chars, overlap_chars=overlap_chars,
-                          progress=progress)
+        return chunk_home(ctx.home, ctx.plugins.all("chunker"), max_chars=max_chars,
+                          overlap_chars=overlap_chars, progress=progress, prefer=chunker, warn=ctx.warn)
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -61,7 +63,7 @@ def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
 
     stage_override(ctx, "documents", args.documents)
     stage_override(ctx, "chunks", args.chunks)
-    report = run_chunk(ctx, args.max_chars, args.overlap_chars)
+    report = run_chunk(ctx, args.max_chars, args.overlap_chars, args.chunker)
     text = (
         f"Created {report.chunks} chunk(s) from {report.documents} document(s) "
         f"({report.chunked} chunked, {report.reused} unchanged, {report.removed} removed).\n"
@@ -71,18 +73,16 @@ def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
 
 
 class LazyChunker:
-    """A chunker whose module is imported on first use (loading plugins stays cheap)."""
+    """A chunker whose module is imported on first use (loading plugins stays cheap); every method
+    is the implementation's."""
 
-    def __init__(self, name: str, version: str, help: str, records: bool, target: str) -> None:
+    def __init__(self, name: str, version: str, help: str, target: str) -> None:
         self.name = name
         self.version = version
         self.help = help
-        self.records = records
+        self.priority = 0
         self._target = target
         self._impl: Any = None
-
-    def accepts(self, document: Any) -> bool:
-        return bool((document.document_type == "record") == self.records)
 
     def _load(self) -> Any:
         if self._impl is None:
@@ -90,21 +90,20 @@ class LazyChunker:
 
             module, cls = self._target.split(":")
             self._impl = getattr(importlib.import_module(module), cls)()
+            assert (self._impl.name, self._impl.version) == (self.name, self.version), self._target
         return self._impl
+
+    def accepts(self, document: Any) -> bool:
+        return bool(self._load().accepts(document))
+
+    def accepts_json(self, data: dict[str, Any]) -> bool:
+        """``accepts`` for a document given as its stored JSON (the chunks stage's fast path)."""
+        return bool(self._load().accepts_json(data))
 
     def chunk(self, document: Any, *, max_chars: int, overlap_chars: int,
               verbatim: frozenset[str] = frozenset()) -> Any:
         return self._load().chunk(document, max_chars=max_chars, overlap_chars=overlap_chars,
                                   verbatim=verbatim)
-
-    def chunk_json(self, document: Any, *, max_chars: int, overlap_chars: int,
-                   verbatim: frozenset[str] = frozenset()) -> Any:
-        return self._load().chunk_json(document, max_chars=max_chars, overlap_chars=overlap_chars,
-                                       verbatim=verbatim)
-
-    def accepts_json(self, data: dict[str, Any]) -> bool:
-        """``accepts`` for a document given as its stored JSON (the chunks stage's fast path)."""
-        return bool((data.get("documentType") == "record") == self.records)
 
     def chunk_rows(self, data: dict[str, Any], *, max_chars: int, overlap_chars: int,
                    verbatim: frozenset[str] = frozenset()) -> list[str]:
@@ -116,10 +115,10 @@ class LazyChunker:
 
 @hookimpl
 def episteme_chunkers(register: Register) -> None:
-    register(LazyChunker("window", "1", "bounded, overlapping windows over each section's blocks",
-                         False, "episteme_core.chunking.window:WindowChunker"))
-    register(LazyChunker("paragraph", "1", "one chunk per paragraph of a personal record, keeping its "
-                         "time and number", True, "episteme_core.chunking.paragraph:ParagraphChunker"))
+    register(LazyChunker("window", "2", "bounded, overlapping windows over each section's blocks",
+                         "episteme_core.chunking.window:WindowChunker"))
+    register(LazyChunker("paragraph", "2", "one chunk per paragraph of a personal record, keeping its "
+                         "time and number", "episteme_core.chunking.paragraph:ParagraphChunker"))
 
 
 @hookimpl

@@ -1,7 +1,7 @@
 """``episteme ingest [SOURCE ...] | --all | --reshard``: capture from a source, then pack the shards.
 
 A source joins by having ``help``, ``configure(parser)`` and ``ingest(args, ctx) -> Outcome``
-(see ``episteme_core.sources.IngestSource``); sources without ``ingest`` (http, file) are used by
+(see ``episteme_core.components.IngestSource``); sources without ``ingest`` (http, file) are used by
 other commands (``snapshot``, ``manual-ingest``) and do not appear here. A source that also has
 ``ingest_all(ctx) -> Outcome | None`` runs under ``--all`` (None: not configured, skipped).
 
@@ -38,8 +38,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument(
         "--all", dest="all_sources", action="store_true",
-        help="run every configured source (claude, git repos in config.json, intent, honcho when "
-             "$HONCHO_BASE_URL is set), then pack",
+        help="run every source that can run unattended and is configured (claude, intent, and "
+             "plugin sources such as repositories listed in config.json), then pack",
     )
     parser.add_argument("--reshard", action="store_true", help="rebuild every shard from the chunks")
     sub = parser.add_subparsers(dest="source", metavar="SOURCE", parser_class=ArgumentParser)
@@ -66,10 +66,9 @@ def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
         if not reshard:
             outcome: Outcome = source.ingest(args, ctx)  # type: ignore[attr-defined]
             return outcome
-        from episteme_core.personal.ingest import holding_lock
         from episteme_core.personal.pack import pack_stages
 
-        with holding_lock(ctx):
+        with ctx.writing():  # re-entrant: the source may take it again
             first: Outcome = source.ingest(args, ctx)  # type: ignore[attr-defined]
             packed = pack_stages(ctx, reshard=True)
         return Outcome(data={**first.data, "pack": packed}, text=f"{first.text}\n{packed['summary']}")
@@ -79,23 +78,21 @@ def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
 
 
 def _pack_only(ctx: Context, *, reshard: bool) -> Outcome:
-    from episteme_core.personal.ingest import holding_lock
     from episteme_core.personal.pack import pack_stages
 
-    with holding_lock(ctx):
+    with ctx.writing():
         packed = pack_stages(ctx, reshard=reshard)
     return Outcome(data={"sources": [], "pack": packed}, text=packed["summary"])
 
 
 def _run_all(ctx: Context, *, reshard: bool) -> Outcome:
     """Every source with ``ingest_all``; one failing source is a warning, all failing is the error."""
-    from episteme_core.personal.ingest import holding_lock
     from episteme_core.personal.pack import pack_stages
 
     rows: list[dict[str, Any]] = []
     texts: list[str] = []
     failures: list[EpistemeError] = []
-    with holding_lock(ctx):
+    with ctx.writing():
         for name, source in sorted(_ingest_sources().items()):
             runner = getattr(source, "ingest_all", None)
             if not callable(runner):
@@ -129,8 +126,8 @@ def _run_all(ctx: Context, *, reshard: bool) -> Outcome:
 def episteme_commands(register: Register) -> None:
     register(Command(
         name="ingest",
-        help="ingest records from a source (books, claude, git, honcho, intent, warc, ...) and pack "
-             "the shards; with no source, pack what the shards lack",
+        help="ingest records from a source (books, claude, intent, warc, or one a plugin adds) and "
+             "pack the shards; with no source, pack what the shards lack",
         configure=_configure,
         run=_run,
     ))

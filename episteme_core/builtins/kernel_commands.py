@@ -29,6 +29,8 @@ def _run_plugins(args: argparse.Namespace, ctx: Context) -> Outcome:
             lines.append(f"  failed to load: {info.error}")
         for kind in sorted(info.components):
             lines.append(f"  {kind}: {', '.join(info.components[kind])}")
+        for refusal in info.refused:
+            lines.append(f"  refused: {refusal.message}")
     return Outcome(data=data, text="\n".join(lines))
 
 

@@ -13,9 +13,6 @@ from episteme_core.hookspecs import Register, hookimpl
 if TYPE_CHECKING:
     from episteme_core.cli.context import Context
 
-MIB = 1024 * 1024
-
-
 # query ----------------------------------------------------------------------------------------
 
 
@@ -30,7 +27,7 @@ def _configure_query(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--normativity", choices=("normative", "informative", "example", "unknown"),
                         help="only chunks of this normativity")
     parser.add_argument("--source", action="append", metavar="SOURCE",
-                        help="only shards of this source (http, file, books, claude, git, ...); repeatable")
+                        help="only shards of this source (http, file, books, claude, ...); repeatable")
     parser.add_argument("--since", metavar="DATE",
                         help="only chunks whose time is at or after DATE (ISO 8601; chunks without a time "
                              "are left out)")
@@ -107,8 +104,8 @@ def _run_diff(args: argparse.Namespace, ctx: Context) -> Outcome:
 
 
 def _configure_pipeline(parser: argparse.ArgumentParser) -> None:
+    from episteme_core.builtins.capture import add_fetch_options, add_input_bounds, add_max_bytes
     from episteme_core.builtins.chunking import add_chunk_options
-    from episteme_core.cli.parser import add_int_option
 
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--manifest", metavar="FILE",
@@ -118,36 +115,25 @@ def _configure_pipeline(parser: argparse.ArgumentParser) -> None:
                            "{sourceUrl, localPath, contentType?}")
     parser.add_argument("--root", metavar="DIR",
                         help="folder that a map's localPath values are relative to "
-                             "(default: the map's folder)")
-    add_int_option(parser, "--timeout", default=60_000, low=1, high=600_000,
-                   help="total milliseconds per source (snapshot)")
-    add_int_option(parser, "--max-bytes", default=25 * MIB, low=1, high=1024 * MIB,
-                   help="most bytes per response or local file")
-    add_int_option(parser, "--retries", default=2, low=0, high=8, help="extra attempts per source (snapshot)")
-    add_int_option(parser, "--max-sources", default=1000, low=1, high=100_000,
-                   help="most entries a manifest or map may hold")
-    add_int_option(parser, "--max-input-bytes", default=64 * MIB, low=1, high=1024 * MIB,
-                   help="most bytes read from the manifest or map")
-    parser.add_argument("--allow-localhost", action="store_true", help="allow loopback addresses")
-    parser.add_argument("--allow-private-networks", action="store_true",
-                        help="allow private and link-local addresses")
-    parser.add_argument("--fail-fast", action="store_true", help="stop at the first failed source")
+                             "(default: the map's folder; the current folder for stdin)")
+    add_max_bytes(parser, "most bytes per response (on the wire and decoded) or local file")
+    add_fetch_options(parser)
+    add_input_bounds(parser)
     add_chunk_options(parser)
 
 
 def _run_pipeline(args: argparse.Namespace, ctx: Context) -> Outcome:
+    from episteme_core.builtins.capture import fetch_settings, manual_root
     from episteme_core.pipeline import PipelineOptions, render, run_pipeline
 
-    root = Path(args.root).expanduser().absolute() if args.root else None
-    if root is not None and not root.is_dir():
-        raise EpistemeError("INVALID_USAGE", f"--root {root} is not a folder", details={"path": str(root)})
-    options = PipelineOptions(
-        manifest=args.manifest, map=args.map, root=root, max_input_bytes=args.max_input_bytes,
-        max_sources=args.max_sources, max_bytes=args.max_bytes, timeout_ms=args.timeout,
-        retries=args.retries, allow_localhost=args.allow_localhost,
-        allow_private_networks=args.allow_private_networks, fail_fast=args.fail_fast,
-        max_chars=args.max_chars, overlap_chars=args.overlap_chars,
-    )
+    common = {"max_input_bytes": args.max_input_bytes, "max_sources": args.max_sources,
+              "max_chars": args.max_chars, "overlap_chars": args.overlap_chars, "chunker": args.chunker}
+    if args.manifest is not None:
+        options = PipelineOptions(manifest=args.manifest, fetch=fetch_settings(args),
+                                  fail_fast=args.fail_fast, **common)
+    else:
+        options = PipelineOptions(map=args.map, root=manual_root(args.map, args.root),
+                                  max_bytes=args.max_bytes, **common)
     data = run_pipeline(ctx, options)
     return Outcome(data=data, text=render(data))
 

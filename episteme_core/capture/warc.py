@@ -9,7 +9,6 @@ carry the snapshot identity, so importing an exported file restores the very sam
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import io
 import uuid
@@ -360,58 +359,3 @@ def export_warc(home: Home, out: IO[bytes]) -> dict[str, Any]:
 
 def _record_id(kind: str, name: str) -> str:
     return f"<urn:uuid:{uuid.uuid5(RECORD_NAMESPACE, f'{kind}:{name}')}>"
-
-
-def export_to(home: Home, out: str) -> tuple[dict[str, Any], bytes | None]:
-    """Export to a file (streamed to a temp file, then renamed), or to memory for ``-``.
-
-    Returns the summary and, for ``-``, the bytes.
-    """
-    import contextlib
-    import os
-
-    from episteme_core.store.atomic import fsync_dir, temp_path_for
-
-    if out == "-":
-        buffer = io.BytesIO()
-        summary = export_warc(home, buffer)
-        data = buffer.getvalue()
-        summary.update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
-        return summary, data
-    target = Path(out)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temp = temp_path_for(target)
-    try:
-        with open(temp, "xb") as handle:
-            hashing = _HashingWriter(handle)
-            summary = export_warc(home, hashing)  # type: ignore[arg-type]
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, target)
-        fsync_dir(target.parent)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            temp.unlink()
-    summary.update(bytes=hashing.size, sha256=hashing.digest.hexdigest(), out=out)
-    return summary, None
-
-
-class _HashingWriter:
-    """A write-only file wrapper that hashes and counts what passes through."""
-
-    def __init__(self, inner: IO[bytes]) -> None:
-        self.inner = inner
-        self.digest = hashlib.sha256()
-        self.size = 0
-
-    def write(self, data: bytes) -> int:
-        self.digest.update(data)
-        self.size += len(data)
-        return self.inner.write(data)
-
-    def flush(self) -> None:
-        self.inner.flush()
-
-
-def artifact(data: bytes) -> dict[str, str]:
-    return {"encoding": "base64", "mediaType": "application/warc", "data": base64.b64encode(data).decode()}

@@ -1,16 +1,21 @@
-"""The chunks stage: every committed document cut into chunks by the chunker that accepts it.
+"""The chunks stage: every committed document cut into chunks by the chunker chosen for it.
 
 Layout: ``chunks/index.json`` names one object per document (key = the document's source key, as
 in the documents stage); the object holds that document's chunks as canonical JSON. The commit's
-meta records the documents fingerprint it was built from, the options and chunker versions, and the
+meta records the documents fingerprint it was built from, the options, the chunkers that were
+there to choose from (``selection``), the chunker each document went to (``chunkedBy``) and the
 document object each key came from, so a re-run reuses every document that did not change without
-reading it.
+reading it, and a new chunker re-chunks only the documents it takes.
+
+Modules: ``layout`` (how text is laid out and cut), ``rows`` (the one chunk builder), ``window``
+and ``paragraph`` (the builtin chunkers), this package (the stage). Nothing in the submodules
+imports this package.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -23,9 +28,9 @@ from episteme_core.store.home import Home
 from episteme_core.store.stage import Stage
 
 STAGE = "chunks"
-OBJECT_SCHEMA_VERSION = "1"
 
 ProgressFn = Callable[[int, int, str], None]
+Warn = Callable[..., None]
 PENDING_BYTES = 256 * 1024 * 1024  # chunk objects held before they are written
 
 
@@ -58,166 +63,186 @@ def check_options(max_chars: int, overlap_chars: int) -> None:
         )
 
 
-def read_document_fast(home: Home, entry: StageEntry) -> Any:
-    """A committed document: bytes checked against the strict, fingerprinted index, then plain JSON.
-
-    The stage's sha256 already proves these are the canonical bytes the extractor wrote (with their
-    id), so the strict parser's tree walk and the id re-hash would only repeat that proof.
-    """
-    from episteme_core.convert import structure
-    from episteme_core.document import Document
+def _read_json(home: Home, entry: StageEntry) -> dict[str, Any]:
+    """A committed document as plain JSON (its bytes are checked against the strict index)."""
     from episteme_core.documents import documents_stage
 
     stage = documents_stage(home)
-    source = str(stage.object_path(entry))
     try:
         data = json.loads(stage.read_bytes(entry))
     except ValueError as exc:
-        raise EpistemeError("INVALID_INPUT", f"{source}: not valid JSON", details={"path": source}) from exc
-    return structure(data, Document, source=source)
+        path = str(stage.object_path(entry))
+        raise EpistemeError("INVALID_INPUT", f"{path}: not valid JSON", details={"path": path}) from exc
+    if not isinstance(data, dict):
+        path = str(stage.object_path(entry))
+        raise EpistemeError("INVALID_INPUT", f"{path}: not a document", details={"path": path})
+    return data
 
 
-def put_objects(stage: Stage, items: list[tuple[str, bytes, str]]) -> list[StageEntry]:
-    """Write many content-addressed objects; same layout and entries as ``Stage.put_bytes``.
+class _Pending:
+    """One document to chunk: its JSON, and its ``Document`` record built only if a chunker needs it.
 
-    Inside a writing command the kernel batches their durability (one ``syncfs`` before the index
-    that names them, see ``store.atomic.deferred_sync``); elsewhere each file is fsync'd.
+    The stage's sha256 already proves the JSON is the canonical bytes the extractor wrote (with
+    their id), so the record is structured without the strict parser's walk or an id re-hash.
     """
-    return [stage.put_bytes(key, data, suffix) for key, data, suffix in items]
+
+    def __init__(self, home: Home, entry: StageEntry) -> None:
+        self.home = home
+        self.entry = entry
+        self.data = _read_json(home, entry)
+        self._document: Any = None
+
+    def document(self) -> Any:
+        if self._document is None:
+            from episteme_core.convert import structure
+            from episteme_core.document import Document
+            from episteme_core.documents import documents_stage
+
+            source = str(documents_stage(self.home).object_path(self.entry))
+            self._document = structure(self.data, Document, source=source)
+        return self._document
+
+    def accepted_by(self, chunker: Any) -> bool:
+        judge = getattr(chunker, "accepts_json", None)
+        if callable(judge):
+            try:
+                return bool(judge(self.data))
+            except (ValueError, KeyError, TypeError, AttributeError, IndexError):
+                pass  # JSON not as the extractor writes it: let the record decide (and name it)
+        return bool(chunker.accepts(self.document()))
 
 
-def verbatim_blocks(home: Home, document: Any) -> frozenset[str]:
-    """Ids of the blocks whose span in the decoded source holds exactly their text.
-
-    Checked against the captured bytes (decoded as the text extractor does), so a citation claims
-    source offsets only where they are true; a missing blob or another encoding claims nothing.
-    """
-    spans = [b for b in document.blocks() if b.span is not None and b.span.end - b.span.start == len(b.text)]
-    if not spans:
-        return frozenset()
-    from episteme_core.store.blobs import BlobStore
-
-    try:
-        content = BlobStore(home.blobs_dir).get(document.source_sha256)
-        from episteme_core.extract.text import decode
-
-        charset = None
-        for part in (document.content_type or "").split(";")[1:]:
-            key, _, value = part.strip().partition("=")
-            if key.lower() == "charset":
-                charset = value.strip().strip('"') or None
-        text = decode(content, charset)
-    except Exception:  # no blob, unknown codec: claim nothing
-        return frozenset()
-    return frozenset(b.id for b in spans if text[b.span.start : b.span.end] == b.text)
+def _label(chunker: Any) -> str:
+    return f"{chunker.name}/{chunker.version}"
 
 
-def _chunker_for(chunkers: list[Any], document: Any) -> Any:
-    for chunker in chunkers:
-        if chunker.accepts(document):
-            return chunker
-    raise EpistemeError(
-        "INVALID_INPUT",
-        f"no chunker accepts document {document.source} (type {document.document_type})",
-        details={"source": document.source},
-    )
+def select_chunker(
+    chunkers: Sequence[Any], pending: _Pending, *, prefer: Any = None, warn: Warn | None = None
+) -> Any:
+    """The chunker for one document: ``prefer`` when it accepts it, else the accepting chunker of
+    highest priority (a tie is a ``COMPONENT_TIE`` warning naming both); none is ``INVALID_INPUT``."""
+    from episteme_core.components import choose
+
+    if prefer is not None and pending.accepted_by(prefer):
+        return prefer
+    data = pending.data
+    what = f"documents of type {data.get('documentType')!r} (e.g. {data.get('source')})"
+    chosen = choose([c for c in chunkers if pending.accepted_by(c)], kind="chunker", what=what, warn=warn)
+    if chosen is None:
+        raise EpistemeError(
+            "INVALID_INPUT",
+            f"no chunker accepts document {data.get('source')} (type {data.get('documentType')})",
+            details={"source": data.get("source")},
+            hint="install a chunker plugin that accepts it",
+        )
+    return chosen
 
 
-def chunk_home(
-    home: Home,
-    chunkers: list[Any],
-    *,
-    max_chars: int,
-    overlap_chars: int,
-    progress: ProgressFn | None = None,
-) -> ChunkReport:
-    """Chunk every committed document and commit the chunks stage; call inside ``ctx.writing()``."""
-    with paused_cycle_gc():
-        return _chunk_home(home, chunkers, max_chars=max_chars, overlap_chars=overlap_chars,
-                           progress=progress)
+def _chunk_body(home: Home, chunker: Any, pending: _Pending, max_chars: int, overlap_chars: int
+                ) -> tuple[bytes, int]:
+    """A document's chunks object: the chunker's rows over the stored JSON when it has
+    ``chunk_rows`` (the fast path), else its ``Chunk`` records (their ids sealed here)."""
+    from episteme_core.chunking.rows import OBJECT_SCHEMA_VERSION, body_bytes, verbatim_ids
 
-
-def _chunk_fast(
-    home: Home, chunkers: list[Any], entry: StageEntry, max_chars: int, overlap_chars: int
-) -> tuple[bytes | None, int]:
-    """A document's chunks object cut from its stored JSON, without records (``chunk_rows``).
-
-    (None, 0) when a chunker on the way cannot judge JSON, the one that accepts it has no
-    ``chunk_rows``, or the JSON is not as the extractor writes it: the record path then decides
-    (and names any problem with the document).
-    """
-    from episteme_core.chunking.rows import body_bytes, verbatim_ids
-    from episteme_core.documents import documents_stage
-
-    stage = documents_stage(home)
-    try:
-        data = json.loads(stage.read_bytes(entry))
-        chosen = None
-        for chunker in chunkers:
-            judge = getattr(chunker, "accepts_json", None)
-            if not callable(judge):
-                return None, 0
-            if judge(data):
-                chosen = chunker
-                break
-        if chosen is None or not callable(getattr(chosen, "chunk_rows", None)):
-            return None, 0
-        rows = chosen.chunk_rows(data, max_chars=max_chars, overlap_chars=overlap_chars,
-                                 verbatim=verbatim_ids(home, data))
-        return body_bytes(f"{chosen.name}/{chosen.version}", data, rows), len(rows)
-    except (ValueError, KeyError, TypeError, AttributeError, IndexError):
-        return None, 0
-
-
-def _chunk_records(
-    home: Home, chunkers: list[Any], entry: StageEntry, max_chars: int, overlap_chars: int
-) -> tuple[bytes, int]:
-    """A document's chunks object through ``Document`` and ``Chunk`` records (any chunker)."""
+    data = pending.data
+    if callable(getattr(chunker, "chunk_rows", None)):
+        try:
+            rows = chunker.chunk_rows(data, max_chars=max_chars, overlap_chars=overlap_chars,
+                                      verbatim=verbatim_ids(home, data))
+            return body_bytes(_label(chunker), data, rows), len(rows)
+        except (ValueError, KeyError, TypeError, AttributeError, IndexError):
+            pass  # JSON not as the extractor writes it: the record path names the problem
     from episteme_core.canonical import canonical_bytes
+    from episteme_core.chunk import chunk_id
 
-    document = read_document_fast(home, entry)
-    chunker = _chunker_for(chunkers, document)
-    options_ = {"max_chars": max_chars, "overlap_chars": overlap_chars,
-                "verbatim": verbatim_blocks(home, document)}
-    if callable(getattr(chunker, "chunk_json", None)):
-        rows = chunker.chunk_json(document, **options_)
-    else:  # a third-party chunker that returns records
-        rows = [chunk.to_json() for chunk in chunker.chunk(document, **options_)]
+    document = pending.document()
+    chunks = chunker.chunk(document, max_chars=max_chars, overlap_chars=overlap_chars,
+                           verbatim=verbatim_ids(home, document.to_json()))
+    rows_json = []
+    for chunk in chunks:
+        row = chunk.to_json()
+        row["id"] = chunk_id(row)  # an id is the content's hash, whoever built the chunk
+        rows_json.append(row)
     body = {
         "schemaVersion": OBJECT_SCHEMA_VERSION,
         "documentId": document.id,
         "source": document.source,
         "sourceKind": document.source_kind,
-        "chunker": f"{chunker.name}/{chunker.version}",
-        "chunks": rows,
+        "chunker": _label(chunker),
+        "chunks": rows_json,
     }
-    return canonical_bytes(body), len(rows)
+    return canonical_bytes(body), len(rows_json)
+
+
+def chunk_home(
+    home: Home,
+    chunkers: Sequence[Any],
+    *,
+    max_chars: int,
+    overlap_chars: int,
+    progress: ProgressFn | None = None,
+    prefer: str | None = None,
+    warn: Warn | None = None,
+) -> ChunkReport:
+    """Chunk every committed document and commit the chunks stage; call inside ``ctx.writing()``.
+
+    ``chunkers`` come in registration order; each document goes to the accepting chunker of highest
+    priority (``prefer``, a chunker's name, first where it accepts the document). A document keeps
+    its chunks while its bytes, the options and the chunker chosen for it are unchanged, so adding
+    a chunker re-chunks only the documents it takes.
+    """
+    with paused_cycle_gc():
+        return _chunk_home(home, list(chunkers), max_chars=max_chars, overlap_chars=overlap_chars,
+                           progress=progress, prefer=prefer, warn=warn)
+
+
+def _signature(chunkers: Sequence[Any], prefer: str | None) -> dict[str, Any]:
+    """What decides which chunker takes a document: every chunker's version and priority, in order."""
+    from episteme_core.components import priority
+
+    return {
+        "chunkers": [[c.name, str(c.version), priority(c)] for c in chunkers],
+        "prefer": prefer,
+    }
 
 
 def _chunk_home(
     home: Home, chunkers: list[Any], *, max_chars: int, overlap_chars: int, progress: ProgressFn | None,
+    prefer: str | None, warn: Warn | None,
 ) -> ChunkReport:
+    from episteme_core.components import warn_once
     from episteme_core.documents import documents_stage
 
     check_options(max_chars, overlap_chars)
+    preferred = None
+    if prefer is not None:
+        preferred = next((c for c in chunkers if c.name == prefer), None)
+        if preferred is None:
+            known = ", ".join(c.name for c in chunkers) or "none"
+            raise EpistemeError("INVALID_USAGE", f"unknown chunker {prefer!r} (known: {known})",
+                                details={"chunker": prefer})
+    tie_warn = warn_once(warn) if warn is not None else None
     docs_stage = documents_stage(home)
     docs_index = docs_stage.read_index()
     doc_entries = list(docs_index.entries) if docs_index else []
     stage = chunks_stage(home)
     previous = stage.read_index()
-    versions = {c.name: c.version for c in sorted(chunkers, key=lambda c: c.name)}
     options = {"maxChars": max_chars, "overlapChars": overlap_chars}
+    signature = _signature(chunkers, prefer)
     reusable: dict[str, StageEntry] = {}
     previous_inputs: dict[str, Any] = {}
-    if previous is not None and previous.meta.get("options") == options and (
-        previous.meta.get("chunkers") == versions
-    ):
+    previous_by: dict[str, Any] = {}
+    same_choice = False
+    if previous is not None and previous.meta.get("options") == options:
         reusable = {entry.key: entry for entry in previous.entries}
         previous_inputs = dict(previous.meta.get("inputs") or {})
+        previous_by = dict(previous.meta.get("chunkedBy") or {})
+        same_choice = previous.meta.get("selection") == signature
     entries: list[StageEntry] = []
     pending: list[tuple[str, bytes, str]] = []
     pending_bytes = 0
     inputs: dict[str, str] = {}
+    chunked_by: dict[str, str] = {}
     counts: dict[str, int] = {}
     previous_counts = dict(previous.meta.get("counts") or {}) if previous else {}
     reused = chunked = 0
@@ -225,29 +250,44 @@ def _chunk_home(
         key = doc_entry.key
         inputs[key] = doc_entry.sha256
         old = reusable.get(key)
-        if old is not None and previous_inputs.get(key) == doc_entry.sha256 and key in previous_counts:
+        unchanged = (old is not None and previous_inputs.get(key) == doc_entry.sha256
+                     and key in previous_counts and key in previous_by)
+        document: _Pending | None = None
+        chooser: Any = None
+        if unchanged and same_choice:
+            label = str(previous_by[key])
+        else:
+            document = _Pending(home, doc_entry)
+            chooser = select_chunker(chunkers, document, prefer=preferred, warn=tie_warn)
+            label = _label(chooser)
+        if unchanged and previous_by.get(key) == label:
+            assert old is not None
             entries.append(old)
             counts[key] = int(previous_counts[key])
             reused += 1
         else:
-            data, count = _chunk_fast(home, chunkers, doc_entry, max_chars, overlap_chars)
-            if data is None:
-                data, count = _chunk_records(home, chunkers, doc_entry, max_chars, overlap_chars)
+            if document is None:
+                document = _Pending(home, doc_entry)
+                chooser = select_chunker(chunkers, document, prefer=preferred, warn=tie_warn)
+                label = _label(chooser)
+            data, count = _chunk_body(home, chooser, document, max_chars, overlap_chars)
             pending.append((key, data, ".json"))
             pending_bytes += len(data)
             if pending_bytes > PENDING_BYTES:  # bounded memory: write this batch (one sync each)
-                entries.extend(put_objects(stage, pending))
+                entries.extend(stage.put_bytes(k, d, suffix) for k, d, suffix in pending)
                 pending, pending_bytes = [], 0
             counts[key] = count
             chunked += 1
+        chunked_by[key] = label
         if progress:
             progress(number, len(doc_entries), key)
     documents_fingerprint = docs_index.fingerprint if docs_index else None
-    entries.extend(put_objects(stage, pending))
+    entries.extend(stage.put_bytes(k, d, suffix) for k, d, suffix in pending)
     meta: dict[str, Any] = {
         "documentsFingerprint": documents_fingerprint,
         "options": options,
-        "chunkers": versions,
+        "selection": signature,
+        "chunkedBy": chunked_by,
         "inputs": inputs,
         "counts": counts,
         "chunks": sum(counts.values()),

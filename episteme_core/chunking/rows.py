@@ -1,29 +1,42 @@
-"""Chunks as canonical JSON text straight from a document's stored JSON: the chunks stage's fast path.
+"""The one chunk builder: chunks as canonical JSON text, straight from a document's JSON.
 
-The window and paragraph chunkers cut ``Document`` records into ``Chunk`` records (their public
-``chunk``). The stage does not need records: it reads each committed document as plain JSON (its
-bytes are hash-verified), cuts the same windows with the same rules (``window.windows``), builds
-each chunk's canonical JSON text (the object ``convert.unstructure`` would give, keys in sorted
-order) from pieces, the document's labels encoded once: the text without ``id`` is hashed for the
-id, then the id is spliced in at its sorted place. Same bytes as sealing records
-(``tests/retrieval/test_chunk_rows.py`` checks both paths agree), in under half the time.
+Every chunk the kernel writes is built here, by the stage's fast path (over each committed
+document's stored JSON) and by the record path (``Chunker.chunk`` over a ``Document``, which goes
+through ``Document.to_json``) alike, as ``query.cite_row`` serves ``query.cite``. A chunk's
+canonical JSON (the object ``convert.unstructure`` gives for a ``Chunk``, keys in sorted order) is
+assembled from pieces, the document's labels encoded once: the text without ``id`` is hashed for
+the id, and the id is spliced in at its sorted place. ``tests/retrieval/test_chunk_rows.py``
+checks that each row is canonical, matches ``schema/chunk.schema.json`` and round-trips through
+the ``Chunk`` record.
+
+Chunkers say where to cut (``Cut``, or the ``window_rows`` and ``paragraph_rows`` rules); this
+module says what a chunk holds.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from json.encoder import encode_basestring as _string  # type: ignore[attr-defined]
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from episteme_core.chunk import CHUNK_SCHEMA_VERSION, SEPARATOR
+import attrs
+
+from episteme_core.chunk import CHUNK_SCHEMA_VERSION
+from episteme_core.chunking.layout import layout, normativity_runs, windows
 from episteme_core.document import CONTENT_TRUST
 from episteme_core.errors import EpistemeError
 
+if TYPE_CHECKING:
+    from episteme_core.chunk import Chunk
+    from episteme_core.store.home import Home
+
+OBJECT_SCHEMA_VERSION = "1"  # of a document's chunks object in the chunks stage
+RECORD_DOCUMENT_TYPE = "record"
+
 # The canonical encoder (``canonical.canonical_bytes`` without its trailing newline), built once.
 _encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
-
-
 _SCHEMA_VERSION = _string(CHUNK_SCHEMA_VERSION)
 
 
@@ -63,33 +76,32 @@ def _seal(left: str, right: str) -> str:
     return f'{left},"id":"{digest}"{right}'
 
 
-def body_bytes(label: str, data: dict[str, Any], rows: list[str]) -> bytes:
-    """The canonical bytes of a document's chunks object, given its rows' canonical texts.
-
-    Keys sorted: ``chunker`` < ``chunks`` < ``documentId`` < ``schemaVersion`` < ``source`` < ``sourceKind``.
-    """
-    from episteme_core.chunking import OBJECT_SCHEMA_VERSION
-
-    rest = _text({"documentId": data["id"], "schemaVersion": OBJECT_SCHEMA_VERSION, "source": data["source"],
-                  "sourceKind": data["sourceKind"]})
-    text = f'{{"chunker":{_text(label)},"chunks":[{",".join(rows)}],{rest[1:]}\n'
-    return text.encode("utf-8")
+def chunk_diagnostics(document: dict[str, Any]) -> list[dict[str, str]]:
+    """What a chunk carries of its document's diagnostics: each distinct (code, level), sorted."""
+    pairs = {(str(d["code"]), str(d["level"])) for d in document.get("diagnostics") or ()}
+    return [{"code": code, "level": level} for code, level in sorted(pairs)]
 
 
-def _layout(blocks: list[dict[str, Any]]) -> tuple[str, list[int], list[int]]:
-    starts: list[int] = []
-    ends: list[int] = []
-    position = 0
-    gap = len(SEPARATOR)
-    for block in blocks:
-        starts.append(position)
-        position += len(block["text"])
-        ends.append(position)
-        position += gap
-    return SEPARATOR.join(block["text"] for block in blocks), starts, ends
+class _Labels:
+    """The canonical pieces every chunk of one document shares (keys in sorted order)."""
+
+    def __init__(self, data: dict[str, Any], chunker: str) -> None:
+        self.authority = f',"authority":{_value(data["authority"])},"blocks":['
+        self.after_blocks = (
+            f'],"chunker":{_value(chunker)},"contentTrust":{_value(CONTENT_TRUST)},'
+            f'"diagnostics":{_text(chunk_diagnostics(data))},'
+            f'"documentId":{_value(data["id"])},"documentType":{_value(data.get("documentType"))},'
+            f'"family":{_value(data["family"])},"fragment":'
+        )
+        self.limits = f',"limits":{_text([str(limit) for limit in data.get("limits") or ()])}'
+        self.source = (
+            f',"snapshotId":{_value(data["snapshotId"])},"source":{_value(data["source"])},'
+            f'"sourceKind":{_value(data["sourceKind"])},"sourceSha256":{_value(data["sourceSha256"])},"text":'
+        )
+        self.end = f',"title":{_value(data["title"])},"url":{_value(data.get("url"))}}}'
 
 
-def _covered(run: list[dict[str, Any]], starts: list[int], ends: list[int], lo_w: int, hi_w: int,
+def _covered(run: Sequence[dict[str, Any]], starts: list[int], ends: list[int], lo_w: int, hi_w: int,
              verbatim: frozenset[str]) -> list[tuple[dict[str, Any], str]]:
     """The blocks a window covers: (block JSON, the canonical text of its ChunkBlock)."""
     covered = []
@@ -110,27 +122,10 @@ def _covered(run: list[dict[str, Any]], starts: list[int], ends: list[int], lo_w
     return covered
 
 
-class _Labels:
-    """The canonical pieces every chunk of one document shares (keys in sorted order)."""
-
-    def __init__(self, data: dict[str, Any], chunker: str) -> None:
-        self.authority = f',"authority":{_value(data["authority"])},"blocks":['
-        self.after_blocks = (
-            f'],"chunker":{_value(chunker)},"contentTrust":{_value(CONTENT_TRUST)},'
-            f'"documentId":{_value(data["id"])},"documentType":{_value(data.get("documentType"))},'
-            f'"family":{_value(data["family"])},"fragment":'
-        )
-        self.source = (
-            f',"snapshotId":{_value(data["snapshotId"])},"source":{_value(data["source"])},'
-            f'"sourceKind":{_value(data["sourceKind"])},"sourceSha256":{_value(data["sourceSha256"])},"text":'
-        )
-        self.end = f',"title":{_value(data["title"])},"url":{_value(data.get("url"))}}}'
-
-
 def _row(labels: _Labels, section: dict[str, Any], text: str, covered: list[tuple[dict[str, Any], str]],
          normativity: str, index: int, count: int, record_id: str | None = None,
          paragraph: int | None = None, attributes: dict[str, Any] | None = None) -> str:
-    """One sealed chunk as canonical JSON text (keys sorted; ``id`` between heading and normativity)."""
+    """One sealed chunk as canonical JSON text (keys sorted; ``id`` between heading and limits)."""
     time = next((block["time"] for block, _ in covered if block.get("time")), None)
     first = covered[0][0].get("anchor") or section.get("anchor")
     left = (
@@ -139,7 +134,7 @@ def _row(labels: _Labels, section: dict[str, Any], text: str, covered: list[tupl
         f'"heading":{_string(section["heading"])}'
     )
     right = (
-        f',"normativity":{_string(normativity)},"paragraph":{_value(paragraph)},'
+        f'{labels.limits},"normativity":{_string(normativity)},"paragraph":{_value(paragraph)},'
         f'"part":{{"count":{count},"index":{index}}},"recordId":{_value(record_id)},'
         f'"schemaVersion":{_SCHEMA_VERSION},"sectionId":{_string(section["id"])},'
         f'"sectionPath":[{",".join(map(_string, section.get("path", [])))}]{labels.source}{_string(text)},'
@@ -148,26 +143,69 @@ def _row(labels: _Labels, section: dict[str, Any], text: str, covered: list[tupl
     return _seal(left, right)
 
 
+# -- Cutting rules. -------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Cut:
+    """One chunk for ``cut_rows``: blocks of one section and ``[start, end)`` of their laid-out text.
+
+    ``blocks`` index ``sections[section].blocks`` (in reading order; laid out with a blank line
+    between them, see ``chunking.layout.layout``). ``part`` of ``parts`` numbers the chunks cut
+    from one piece (a section, a paragraph). ``paragraph`` marks a record's paragraph chunk (its
+    number ``n``: the chunk gets the record id and the block's attributes).
+    """
+
+    section: int
+    blocks: tuple[int, ...]
+    start: int
+    end: int
+    part: int = 1
+    parts: int = 1
+    paragraph: int | None = None
+
+
+def cut_rows(data: dict[str, Any], cuts: Sequence[Cut], chunker: str,
+             verbatim: frozenset[str] = frozenset()) -> list[str]:
+    """The chunks ``cuts`` describe, over a document's JSON, as sealed canonical JSON texts.
+
+    ``chunker`` is ``name/version``. A cut outside its blocks' text, or over no text, is
+    ``INVALID_INPUT``: a chunk never holds characters its blocks do not have.
+    """
+    labels = _Labels(data, chunker)
+    rows: list[str] = []
+    for cut in cuts:
+        section = data["sections"][cut.section]
+        run = [section["blocks"][i] for i in cut.blocks]
+        text, starts, ends = layout([block["text"] for block in run])
+        if not run or not 0 <= cut.start < cut.end <= len(text):
+            raise EpistemeError(
+                "INVALID_INPUT",
+                f"chunker {chunker} cut [{cut.start}, {cut.end}) of section {section['id']!r}, whose "
+                f"blocks hold {len(text)} characters",
+                details={"chunker": chunker, "section": section["id"]},
+            )
+        covered = _covered(run, starts, ends, cut.start, cut.end, verbatim)
+        record = cut.paragraph is not None
+        rows.append(_row(
+            labels, section, text[cut.start : cut.end], covered,
+            run[0].get("normativity", "unknown"), cut.part, cut.parts,
+            record_id=data["source"] if record else None, paragraph=cut.paragraph,
+            attributes=(run[0].get("attributes") or {}) if record else None,
+        ))
+    return rows
+
+
 def window_rows(data: dict[str, Any], max_chars: int, overlap: int, verbatim: frozenset[str],
                 chunker: str) -> list[str]:
-    """The window chunker over a document's JSON: sealed chunk texts in reading order."""
-    from episteme_core.chunking.window import windows
-
+    """The window rule over a document's JSON: each section's runs of one normativity cut into
+    windows (parts numbered per section); sealed chunk texts in reading order."""
     labels = _Labels(data, chunker)
     rows: list[str] = []
     for section in data["sections"]:
-        runs: list[list[dict[str, Any]]] = []
-        for block in section.get("blocks", []):
-            if not block["text"].strip():
-                continue
-            norm = block.get("normativity", "unknown")
-            if runs and runs[-1][-1].get("normativity", "unknown") == norm:
-                runs[-1].append(block)
-            else:
-                runs.append([block])
         drafts = []
-        for run in runs:
-            text, starts, ends = _layout(run)
+        for run in normativity_runs(section.get("blocks", [])):
+            text, starts, ends = layout([block["text"] for block in run])
             normativity = run[0].get("normativity", "unknown")
             for window in windows(text, ends, max_chars, overlap):
                 covered = _covered(run, starts, ends, window.start, window.end, verbatim)
@@ -177,12 +215,16 @@ def window_rows(data: dict[str, Any], max_chars: int, overlap: int, verbatim: fr
     return rows
 
 
+def paragraph_number(block_attributes: dict[str, Any], position: int) -> int:
+    """A record paragraph's number: its block's ``attributes.n``, else its 1-based place."""
+    n = block_attributes.get("n")
+    return n if isinstance(n, int) and not isinstance(n, bool) else position
+
+
 def paragraph_rows(data: dict[str, Any], max_chars: int, overlap: int, verbatim: frozenset[str],
                    chunker: str) -> list[str]:
-    """The paragraph chunker over a record document's JSON: sealed chunk texts in reading order."""
-    from episteme_core.chunking.paragraph import paragraph_number
-    from episteme_core.chunking.window import windows
-
+    """The paragraph rule over a record document's JSON: one chunk per non-empty paragraph block
+    (more, with the window rule, when it is longer than ``max_chars``), each keeping its number."""
     labels = _Labels(data, chunker)
     rows: list[str] = []
     position = 0
@@ -193,7 +235,7 @@ def paragraph_rows(data: dict[str, Any], max_chars: int, overlap: int, verbatim:
                 continue
             attributes = block.get("attributes") or {}
             n = paragraph_number(attributes, position)
-            text, starts, ends = _layout([block])
+            text, starts, ends = layout([block["text"]])
             cut = windows(text, ends, max_chars, overlap)
             for index, window in enumerate(cut, start=1):
                 covered = _covered([block], starts, ends, window.start, window.end, verbatim)
@@ -203,9 +245,33 @@ def paragraph_rows(data: dict[str, Any], max_chars: int, overlap: int, verbatim:
     return rows
 
 
-def verbatim_ids(home: Any, data: dict[str, Any]) -> frozenset[str]:
-    """``chunking.verbatim_blocks`` over a document's JSON: ids of blocks whose span in the decoded
-    source holds exactly their text."""
+# -- Rows as records, objects and bytes. ----------------------------------------------------------
+
+
+def chunks_from_rows(rows: Sequence[str], *, source: str = "chunk") -> list[Chunk]:
+    """``Chunk`` records from row texts (the record path of a chunker built on rows)."""
+    from episteme_core.chunk import chunk_from_json
+
+    return [chunk_from_json(json.loads(row), source=source) for row in rows]
+
+
+def body_bytes(label: str, data: dict[str, Any], rows: Sequence[str]) -> bytes:
+    """The canonical bytes of a document's chunks object, given its rows' canonical texts.
+
+    Keys sorted: ``chunker`` < ``chunks`` < ``documentId`` < ``schemaVersion`` < ``source`` < ``sourceKind``.
+    """
+    rest = _text({"documentId": data["id"], "schemaVersion": OBJECT_SCHEMA_VERSION, "source": data["source"],
+                  "sourceKind": data["sourceKind"]})
+    text = f'{{"chunker":{_text(label)},"chunks":[{",".join(rows)}],{rest[1:]}\n'
+    return text.encode("utf-8")
+
+
+def verbatim_ids(home: Home, data: dict[str, Any]) -> frozenset[str]:
+    """Ids of a document's blocks whose span in the decoded source holds exactly their text.
+
+    Checked against the captured bytes (decoded as the text extractor does), so a citation claims
+    source offsets only where they are true; a missing blob or another encoding claims nothing.
+    """
     spans = []
     for section in data["sections"]:
         for block in section.get("blocks", []):
@@ -229,3 +295,10 @@ def verbatim_ids(home: Any, data: dict[str, Any]) -> frozenset[str]:
     except Exception:  # no blob, unknown codec: claim nothing
         return frozenset()
     return frozenset(b["id"] for b in spans if text[b["span"]["start"] : b["span"]["end"]] == b["text"])
+
+
+def build_chunks(document: Any, cuts: Sequence[Cut], *, chunker: str,
+                 verbatim: frozenset[str] = frozenset()) -> list[Chunk]:
+    """``Chunk`` records for ``cuts`` of a ``Document`` (what a plugin chunker's ``chunk`` returns),
+    built by the one builder, ids sealed. ``chunker`` is ``name/version``."""
+    return chunks_from_rows(cut_rows(document.to_json(), cuts, chunker, verbatim))

@@ -1,47 +1,18 @@
-"""What a running command gets: the home, the plugins, progress, warnings, and the writer lock."""
+"""What a running command gets: the library's ``RunContext`` plus how the command was invoked."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-from typing import Any
-
 import attrs
 
-from episteme_core.cli.progress import Progress
-from episteme_core.plugins import Plugins
-from episteme_core.store.home import STAGES, Home
+from episteme_core.context import RunContext
 
 
 @attrs.define
-class Context:
-    """Per-invocation state handed to ``Command.run``."""
+class Context(RunContext):
+    """Per-invocation state handed to ``Command.run``: a ``RunContext`` that knows ``--json``/``--debug``."""
 
-    command: str
-    home: Home
-    plugins: Plugins
-    progress: Progress
     as_json: bool = False
     debug: bool = False
-    warnings: list[dict[str, Any]] = attrs.field(factory=list)
-
-    def warn(self, code: str, message: str, **extra: Any) -> None:
-        """Record a warning for the envelope (``--json``) or stderr (``warning: ...``)."""
-        self.warnings.append({"code": code, "message": message, **extra})
-
-    @contextlib.contextmanager
-    def writing(self) -> Iterator[Home]:
-        """Hold the home's writer lock for the block; sweep temp files a killed writer left."""
-        from episteme_core.store.atomic import deferred_sync
-        from episteme_core.store.lock import WriterLock
-
-        self.home.ensure_writable()
-        with WriterLock(self.home.lock_path, self.command, warn=self.warn), deferred_sync():
-            for directory in [self.home.root, *(self.home.stage_dir(s) for s in STAGES)]:
-                if directory.exists():
-                    for path in directory.glob(".*.tmp"):
-                        path.unlink(missing_ok=True)
-            yield self.home
 
 
 __all__ = ["Context"]

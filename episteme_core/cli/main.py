@@ -151,6 +151,11 @@ def run(argv: Sequence[str] | None = None) -> int:
                     "code": "PLUGIN_LOAD_FAILED",
                     "message": f"plugin {failed.name} failed to load: {failed.error}",
                 })
+            for plugin_name, refusal in plugins.refusals():
+                warnings.append({
+                    "code": "COMPONENT_REFUSED",
+                    "message": f"plugin {plugin_name}: refused its {refusal.message}",
+                })
             from episteme_core.cli.context import Context
             from episteme_core.store.home import Home, resolve_home
 

@@ -13,12 +13,14 @@ its rules and call its optional hooks (see ``Family``); subclass ``Family`` to g
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from episteme_core.components import Extractor as Extractor  # the one contract, re-exported
+
 if TYPE_CHECKING:
-    from episteme_core.document import Block, Document, Section
+    from episteme_core.document import Block, Section
     from episteme_core.records import SnapshotRecord
 
 
@@ -45,18 +47,6 @@ class ExtractRequest:
     @property
     def effective_authority(self) -> str:
         return str(self.authority or getattr(self.family, "authority", None) or "informative")
-
-
-@runtime_checkable
-class Extractor(Protocol):
-    """A content extractor registered through ``episteme_extractors``."""
-
-    name: str
-    version: str
-    content_types: tuple[str, ...]
-    limits: tuple[str, ...]
-
-    def extract(self, request: ExtractRequest) -> Document: ...
 
 
 class Family:

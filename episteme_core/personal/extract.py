@@ -15,18 +15,26 @@ NAME = "record"
 VERSION = "1"
 DOCUMENT_TYPE = "record"
 
-# The block kind of a paragraph, by source; other sources (a third party's) get "paragraph".
-BLOCK_KINDS = {
-    "claude": "message",
-    "honcho": "message",
-    "git": "commit_message",
-}
+DEFAULT_BLOCK_KIND = "paragraph"
 
 
-def block_kind(source: str, paragraph_kind: str) -> str:
+def declared_block_kinds() -> dict[str, str]:
+    """The block kind each registered source declares for its records' paragraphs (``block_kind``)."""
+    from episteme_core.plugins import get_plugins
+
+    kinds: dict[str, str] = {}
+    for source in get_plugins().all("source"):
+        kind = getattr(source, "block_kind", None)
+        if isinstance(kind, str) and kind:
+            kinds[source.name] = kind
+    return kinds
+
+
+def block_kind(kinds: dict[str, str], source: str, paragraph_kind: str) -> str:
+    """A paragraph's block kind: ``heading`` for headings, else what its source declares."""
     if paragraph_kind == "heading":
         return "heading"
-    return BLOCK_KINDS.get(source, "paragraph")
+    return kinds.get(source, DEFAULT_BLOCK_KIND)
 
 
 class RecordExtractor:
@@ -63,12 +71,13 @@ class RecordExtractor:
             "paragraphs": len(record.paragraphs),
         }
         builder.open_section(builder.title, 1)
+        kinds = declared_block_kinds()
         for paragraph in record.paragraphs:
             attributes = {**paragraph.attributes, "n": paragraph.n, "paragraphKind": paragraph.kind}
             if paragraph.marked:
                 attributes["marked"] = True
             builder.add_block(
-                block_kind(record.source, paragraph.kind),
+                block_kind(kinds, record.source, paragraph.kind),
                 paragraph.text,
                 anchor=str(paragraph.n),
                 time=paragraph.time or record.time,

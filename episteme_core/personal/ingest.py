@@ -1,13 +1,13 @@
 """Running a personal source: collect records, store what changed, then bring the stages up to date.
 
-Public for plugins (git, honcho): ``run_ingest(ctx, source, collect, merge=..., pack=...)`` takes the
-writer lock once (re-entrant within one command, so ``ingest --all`` holds it for every source).
+Public for plugins (git, honcho): ``run_ingest(ctx, source, collect, merge=..., pack=...)`` runs under
+``ctx.writing()``, which is re-entrant, so ``ingest --all`` and ``ingest --reshard`` hold one lock for
+every source.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,24 +17,8 @@ from episteme_core.personal.model import Record
 from episteme_core.personal.store import Merge, save_records
 
 if TYPE_CHECKING:
-    from episteme_core.cli.context import Context
+    from episteme_core.context import RunContext
     from episteme_core.store.home import Home
-
-_HELD: set[int] = set()
-
-
-@contextlib.contextmanager
-def holding_lock(ctx: Context) -> Iterator[Home]:
-    """``ctx.writing()``, but a no-op when this command already holds the lock."""
-    if id(ctx) in _HELD:
-        yield ctx.home
-        return
-    with ctx.writing() as home:
-        _HELD.add(id(ctx))
-        try:
-            yield home
-        finally:
-            _HELD.discard(id(ctx))
 
 
 @attrs.define
@@ -47,7 +31,7 @@ class Collected:
 
 
 def run_ingest(
-    ctx: Context,
+    ctx: RunContext,
     source: str,
     collect: Callable[[], Collected],
     *,
@@ -55,7 +39,7 @@ def run_ingest(
     pack: bool = True,
 ) -> dict[str, Any]:
     """Under the writer lock: collect, save what changed, then pack; the report as JSON data."""
-    with holding_lock(ctx) as home:
+    with ctx.writing() as home:
         ctx.progress.update(source, 0, None, "started", "reading")
         collected = collect()
         ctx.progress.update(source, len(collected.records), None, "started", "storing")
@@ -96,7 +80,7 @@ def describe(data: dict[str, Any]) -> str:
 
 
 def ingest_books(
-    ctx: Context, directories: list[Path], *, max_bytes: int, pack: bool = True
+    ctx: RunContext, directories: list[Path], *, max_bytes: int, pack: bool = True
 ) -> dict[str, Any]:
     """``episteme ingest books DIR...``."""
     from episteme_core.personal.books import scan_books
@@ -117,7 +101,7 @@ def default_projects(home: Home) -> Path:
 
 
 def ingest_claude(
-    ctx: Context, projects: Path, *, max_line_bytes: int, max_bytes: int, pack: bool = True
+    ctx: RunContext, projects: Path, *, max_line_bytes: int, max_bytes: int, pack: bool = True
 ) -> dict[str, Any]:
     """``episteme ingest claude [--projects DIR]``: grown transcripts append only what is new."""
     from episteme_core.personal.claude import scan_projects
@@ -136,7 +120,7 @@ def intent_path(home: Home) -> Path:
     return home.root / FILE_NAME
 
 
-def ingest_intent(ctx: Context, *, pack: bool = True) -> dict[str, Any]:
+def ingest_intent(ctx: RunContext, *, pack: bool = True) -> dict[str, Any]:
     """``episteme ingest intent``: the home's ``intent.md``."""
     from episteme_core.personal.intent import read_intent
 

@@ -11,15 +11,12 @@ from typing import TYPE_CHECKING, Any
 from episteme_core.errors import EpistemeError
 
 if TYPE_CHECKING:
-    from episteme_core.cli.context import Context
+    from episteme_core.context import RunContext
     from episteme_core.store.home import Home
-
-DEFAULT_MAX_CHARS = 6000
-DEFAULT_OVERLAP_CHARS = 400
-
 
 def _chunk_options(home: Home) -> tuple[int, int]:
     """The options the chunks were last cut with (so a pack never re-cuts everything), else defaults."""
+    from episteme_core.chunk import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
     from episteme_core.chunking import chunks_stage
 
     index = chunks_stage(home).read_index()
@@ -31,7 +28,7 @@ def _chunk_options(home: Home) -> tuple[int, int]:
     return max_chars, overlap
 
 
-def pack_stages(ctx: Context, *, reshard: bool = False) -> dict[str, Any]:
+def pack_stages(ctx: RunContext, *, reshard: bool = False) -> dict[str, Any]:
     """Extract → chunk → index for what the shards lack (every shard anew with ``reshard``).
 
     A failing step is reported (``status`` failed, a ``PACK_FAILED`` warning) rather than raised:
@@ -61,7 +58,8 @@ def pack_stages(ctx: Context, *, reshard: bool = False) -> dict[str, Any]:
         from episteme_core.chunking import chunk_home
 
         max_chars, overlap = _chunk_options(home)
-        chunks = chunk_home(home, ctx.plugins.all("chunker"), max_chars=max_chars, overlap_chars=overlap)
+        chunks = chunk_home(home, ctx.plugins.all("chunker"), max_chars=max_chars, overlap_chars=overlap,
+                            warn=ctx.warn)
         report["chunks"] = chunks.chunks
         report["chunkedDocuments"] = chunks.chunked
         step = "index"

@@ -6,8 +6,9 @@ import contextlib
 import fcntl
 import os
 import socket
+import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -179,3 +180,40 @@ def _read_fd(fd: int) -> bytes:
             return b"".join(chunks)
         chunks.append(chunk)
         offset += len(chunk)
+
+
+# Locks this process holds: resolved lock path -> [thread ident, nesting depth].
+_HELD: dict[str, list[int]] = {}
+_HELD_GUARD = threading.Lock()
+
+
+@contextlib.contextmanager
+def holding(path: Path, command: str, warn: Warn | None = None) -> Iterator[bool]:
+    """Hold the writer lock at ``path`` for the block; yields True where this call took it.
+
+    Re-entrant for the thread that holds it: a nested ``holding`` of the same lock runs under the
+    lock already taken (a source taking the lock inside ``ingest --reshard`` is not refused by its
+    own process). Another thread, like another process, gets ``RESOURCE_BUSY``.
+    """
+    key = str(path.parent.resolve() / path.name)
+    me = threading.get_ident()
+    with _HELD_GUARD:
+        held = _HELD.get(key)
+        nested = held is not None and held[0] == me
+        if nested:
+            held[1] += 1  # type: ignore[index]
+    if nested:
+        try:
+            yield False
+        finally:
+            with _HELD_GUARD:
+                _HELD[key][1] -= 1
+        return
+    with WriterLock(path, command, warn=warn):
+        with _HELD_GUARD:
+            _HELD[key] = [me, 1]
+        try:
+            yield True
+        finally:
+            with _HELD_GUARD:
+                del _HELD[key]

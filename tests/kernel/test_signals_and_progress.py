@@ -27,7 +27,7 @@ def _start_hold(home: Path, env: dict[str, str], *extra: str) -> subprocess.Pope
 def _wait_for_objects(home: Path, count: int = 3) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        objects = home / "documents" / "objects"
+        objects = home / "blobs"
         if objects.exists() and sum(1 for _ in objects.rglob("*")) >= count:
             return
         time.sleep(0.02)
@@ -50,7 +50,7 @@ def test_a_signal_cancels_releases_the_lock_and_leaves_no_temp_files(
     assert envelope["error"]["details"] == {"signal": sig.name}
     assert not (home / "writer.lock").exists()
     assert [p for p in home.rglob("*.tmp")] == []
-    assert not (home / "documents" / "index.json").exists()  # nothing half-committed
+    assert not (home / "snapshots" / "index.json").exists()  # nothing half-committed
 
 
 def test_progress_under_json_is_json_lines_on_stderr(home: Path, plugin_site) -> None:

@@ -1,4 +1,4 @@
-"""The chunks stage's fast path (document JSON -> chunk texts) gives the record path's bytes exactly."""
+"""The one chunk builder: canonical, sealed, valid chunks on the fast path and the record path alike."""
 
 from __future__ import annotations
 
@@ -8,13 +8,18 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import json
+
+import pytest
+
 from episteme_core.canonical import canonical_bytes
-from episteme_core.chunk import chunk_id
-from episteme_core.chunking import OBJECT_SCHEMA_VERSION
+from episteme_core.chunk import chunk_from_json, chunk_id
 from episteme_core.chunking.paragraph import ParagraphChunker
-from episteme_core.chunking.rows import body_bytes
+from episteme_core.chunking.rows import OBJECT_SCHEMA_VERSION, Cut, body_bytes, build_chunks, cut_rows
 from episteme_core.chunking.window import WindowChunker
-from episteme_core.document import Block, Document, Provenance, Section, Span, seal
+from episteme_core.document import Block, Diagnostic, Document, Provenance, Section, Span, seal
+from episteme_core.errors import EpistemeError
+from episteme_core.testing import validate
 
 _words = st.sampled_from(
     ["must", "a", "Straße", "東京都", "x.", "end!", "\"quoted\"", "\\", "é", " ", "\n", "\t"]
@@ -58,28 +63,80 @@ def _documents(draw: Any) -> Document:
 @settings(max_examples=150, deadline=None)
 @given(document=_documents(), max_chars=st.integers(256, 400), overlap=st.integers(0, 255),
        verbatim=st.sets(st.sampled_from(["b1", "b2", "b3"])))
-def test_fast_rows_equal_sealed_records(document: Document, max_chars: int, overlap: int,
-                                        verbatim: set[str]) -> None:
+def test_rows_are_canonical_sealed_valid_chunks(document: Document, max_chars: int, overlap: int,
+                                               verbatim: set[str]) -> None:
+    """Each row is the canonical JSON of a valid chunk whose id is its content's hash, and the
+    record path (``chunk`` over the ``Document``) gives the same chunks."""
     data = document.to_json()
     for chunker in (WindowChunker(), ParagraphChunker()):
         assert chunker.accepts_json(data) == chunker.accepts(document)
         options = {"max_chars": max_chars, "overlap_chars": overlap, "verbatim": frozenset(verbatim)}
         rows = chunker.chunk_rows(data, **options)
-        expected = chunker.chunk_json(document, **options)
-        assert [text.encode() for text in rows] == [canonical_bytes(row)[:-1] for row in expected]
-        assert all(row["id"] == chunk_id(row) for row in expected)
+        parsed = [json.loads(row) for row in rows]
+        assert [row.encode() for row in rows] == [canonical_bytes(p)[:-1] for p in parsed]
+        for row in parsed:
+            assert row["id"] == chunk_id(row)
+            assert chunk_from_json(row, source="test").to_json() == row  # every field is a Chunk's
+            assert row["limits"] == document.limits
+            assert row["diagnostics"] == sorted(
+                ({"code": d.code, "level": d.level} for d in document.diagnostics),
+                key=lambda d: (d["code"], d["level"]))
+            validate(row, "chunk")
+        assert [c.to_json() for c in chunker.chunk(document, **options)] == parsed
         label = f"{chunker.name}/{chunker.version}"
         body = {"schemaVersion": OBJECT_SCHEMA_VERSION, "documentId": document.id, "source": document.source,
-                "sourceKind": document.source_kind, "chunker": label, "chunks": expected}
+                "sourceKind": document.source_kind, "chunker": label, "chunks": parsed}
         assert body_bytes(label, data, rows) == canonical_bytes(body)
+
+
+def test_cuts_build_the_same_chunks_as_the_window_rule() -> None:
+    """``cut_rows`` (what a plugin chunker uses) and the window rule share one builder."""
+    document = _example_document()
+    data = document.to_json()
+    window = WindowChunker().chunk_rows(data, max_chars=6000, overlap_chars=0)
+    cuts = []
+    for s, section in enumerate(data["sections"]):
+        texts = [b["text"] for b in section["blocks"]]
+        cuts.append(Cut(section=s, blocks=tuple(range(len(texts))), start=0,
+                        end=len("\n\n".join(texts))))
+    assert cut_rows(data, cuts, "window/2") == window
+    assert [c.to_json() for c in build_chunks(document, cuts, chunker="window/2")] == [
+        json.loads(row) for row in window]
+
+
+@pytest.mark.parametrize(("start", "end"), [(0, 0), (-1, 3), (2, 999), (5, 4)])
+def test_a_cut_outside_its_blocks_is_refused(start: int, end: int) -> None:
+    data = _example_document().to_json()
+    with pytest.raises(EpistemeError) as caught:
+        cut_rows(data, [Cut(section=0, blocks=(0,), start=start, end=end)], "x/1")
+    assert caught.value.code == "INVALID_INPUT" and "x/1" in caught.value.message
+
+
+def _example_document() -> Document:
+    sha = "a" * 64
+    blocks = [Block(id="b1", kind="paragraph", text="first words", section_id="s0"),
+              Block(id="b2", kind="paragraph", text="second words", section_id="s0")]
+    return seal(Document(
+        id="", source="https://e.org/a", source_kind="http", snapshot_id="c" * 64, source_sha256=sha,
+        content_type="text/plain", document_type="text", family="generic", authority="informative",
+        title="t", status="partial", sections=[Section(id="s0", heading="H", blocks=blocks)],
+        provenance=Provenance("episteme", "0", "text", "1", "generic", "1", sha, sha),
+        url="https://e.org/a", limits=["no-layout"],
+        diagnostics=[Diagnostic("B", "warning", "b"), Diagnostic("A", "error", "a"),
+                     Diagnostic("A", "error", "again")],
+    ))
+
+
+def test_chunks_carry_the_documents_diagnostics_and_limits() -> None:
+    (chunk,) = WindowChunker().chunk(_example_document(), max_chars=6000, overlap_chars=0)
+    assert chunk.limits == ["no-layout"]
+    assert [(d.code, d.level) for d in chunk.diagnostics] == [("A", "error"), ("B", "warning")]
 
 
 @settings(max_examples=60, deadline=None)
 @given(document=_documents())
 def test_rows_are_cut_from_stored_bytes_exactly(document: Document) -> None:
     """``_canonical_rows`` gives each row's canonical bytes; any other layout is left to the parser."""
-    import json
-
     from episteme_core.chunking import _canonical_rows
 
     data = document.to_json()
@@ -95,17 +152,32 @@ def test_rows_are_cut_from_stored_bytes_exactly(document: Document) -> None:
     assert _canonical_rows(text + "x") is None
 
 
-def test_registered_chunkers_take_the_fast_path(tmp_path: Path) -> None:
-    """The chunkers ``episteme chunk`` gets from the plugins cut documents' JSON (no records), with the
-    same bytes as the record path."""
-    from episteme_core.chunking import _chunk_fast, _chunk_records
+class _RecordsOnly:
+    """A chunker without the fast path: the stage builds its object from ``Chunk`` records."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.name = inner.name  # type: ignore[attr-defined]
+        self.version = inner.version  # type: ignore[attr-defined]
+
+    def accepts(self, document: Document) -> bool:
+        return self.inner.accepts(document)  # type: ignore[attr-defined,no-any-return]
+
+    def chunk(self, document: Document, **options: object) -> list:  # type: ignore[type-arg]
+        return self.inner.chunk(document, **options)  # type: ignore[attr-defined,no-any-return]
+
+
+def test_the_fast_path_and_the_record_path_store_the_same_bytes(tmp_path: Path) -> None:
+    """The chunkers ``episteme chunk`` gets from the plugins cut documents' JSON (no records); a
+    chunker that only returns records gets the very same object bytes."""
+    from episteme_core.chunking import _chunk_body, _Pending, select_chunker
     from episteme_core.documents import documents_stage
     from episteme_core.plugins import load_plugins
 
     from .conftest import commit, make_document
 
     chunkers = [c for c in load_plugins().all("chunker") if c.name in ("paragraph", "window")]
-    assert [c.name for c in chunkers] == ["paragraph", "window"]
+    assert sorted(c.name for c in chunkers) == ["paragraph", "window"]
     home = commit(tmp_path / "h", [
         make_document("https://e.org/a", [("One", ["first words.", "second " * 200])]),
         make_document("book:x", [("b", ["para one", "para two"])], kind="books", document_type="record"),
@@ -113,6 +185,8 @@ def test_registered_chunkers_take_the_fast_path(tmp_path: Path) -> None:
     entries = documents_stage(home).read_index().entries  # type: ignore[union-attr]
     assert len(entries) == 2
     for entry in entries:
-        fast, count = _chunk_fast(home, chunkers, entry, 300, 40)
-        assert fast is not None and count > 0
-        assert (fast, count) == _chunk_records(home, chunkers, entry, 300, 40)
+        pending = _Pending(home, entry)
+        chunker = select_chunker(chunkers, pending)
+        fast, count = _chunk_body(home, chunker, pending, 300, 40)
+        assert count > 0
+        assert (fast, count) == _chunk_body(home, _RecordsOnly(chunker), _Pending(home, entry), 300, 40)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from episteme_core.hookspecs import Register, hookimpl
+from episteme_core.api import Register, hookimpl
 
 
 @hookimpl

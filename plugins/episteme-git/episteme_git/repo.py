@@ -17,16 +17,17 @@ from typing import Any
 
 import attrs
 
-from episteme_core.errors import EpistemeError
-from episteme_core.personal.model import (
+from episteme_core.api import (
+    EpistemeError,
     Paragraph,
     Record,
     build_record,
+    decode_text,
     from_timestamp,
     id_segment,
     safe_name,
+    split_paragraphs,
 )
-from episteme_core.personal.text import decode_text, split_paragraphs
 
 SOURCE = "git"
 _PERSON = re.compile(rb"^(?P<name>.*?) ?<(?P<email>[^>]*)> (?P<seconds>-?\d+)(?: (?P<tz>[+-]\d{4}))?$")

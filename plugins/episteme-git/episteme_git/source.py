@@ -6,20 +6,18 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from episteme_core.cli.command import Outcome
-from episteme_core.errors import EpistemeError
+from episteme_core.api import EpistemeError
 
 if TYPE_CHECKING:
-    from episteme_core.cli.context import Context
+    from episteme_core.api import Context, Outcome, RunContext
 
 
 def ingest_repos(
-    ctx: Context, repos: list[tuple[Path, str | None]], *, rev: str = "HEAD", stat: bool = False,
+    ctx: RunContext, repos: list[tuple[Path, str | None]], *, rev: str = "HEAD", stat: bool = False,
     pack: bool = True,
 ) -> dict[str, Any]:
     """Commits not yet stored, from each repository: one record each."""
-    from episteme_core.personal.ingest import Collected, run_ingest
-    from episteme_core.personal.store import known_ids
+    from episteme_core.api import Collected, known_ids, run_ingest
     from episteme_git.repo import list_commits, open_repo, read_commits
 
     opened = [open_repo(path, name) for path, name in repos]
@@ -32,7 +30,7 @@ def ingest_repos(
         )
 
     def collect() -> Collected:
-        from episteme_core.personal.model import Record
+        from episteme_core.api import Record
 
         records: list[Record] = []
         per_repo: dict[str, dict[str, int]] = {}
@@ -47,7 +45,7 @@ def ingest_repos(
     return run_ingest(ctx, "git", collect, pack=pack)
 
 
-def configured_repos(ctx: Context) -> list[tuple[Path, str | None]]:
+def configured_repos(ctx: RunContext) -> list[tuple[Path, str | None]]:
     """``git_repos`` in config.json: paths, or ``{"path": ..., "name": ...}`` objects."""
     raw = ctx.home.config().get("git_repos") if ctx.home.config_path.exists() else None
     if raw is None:
@@ -74,6 +72,7 @@ def configured_repos(ctx: Context) -> list[tuple[Path, str | None]]:
 
 class GitSource:
     name = "git"
+    block_kind = "commit_message"  # what the record extractor calls each paragraph of a commit
     help = "git repositories: one record git:<repo>@<sha> per commit (runs the git binary)"
     description = (
         "Ingest the commits of each repository not yet in the store: one record git:<repo>@<sha>\n"
@@ -82,6 +81,8 @@ class GitSource:
     )
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
+        from episteme_core.api import add_pack_option
+
         parser.add_argument("repos", nargs="+", metavar="REPO_DIR", help="a git work tree or bare repository")
         parser.add_argument("--name", default=None,
                             help="the repository's name in record ids (default: its folder's name); "
@@ -90,21 +91,20 @@ class GitSource:
                             help="ingest the commits reachable from REV (default HEAD)")
         parser.add_argument("--stat", action="store_true",
                             help="add a diff-stat paragraph (path | +added -deleted) to each new commit")
-        parser.add_argument("--no-pack", dest="pack", action="store_false",
-                            help="only store the records; run 'episteme ingest' later to index them")
+        add_pack_option(parser)
 
     def ingest(self, args: argparse.Namespace, ctx: Context) -> Outcome:
-        from episteme_core.personal.sources import outcome
+        from episteme_core.api import ingest_outcome
 
         if args.name and len(args.repos) > 1:
             raise EpistemeError("INVALID_USAGE", "--name needs exactly one REPO_DIR")
         repos = [(Path(p), args.name) for p in args.repos]
-        return outcome(ingest_repos(ctx, repos, rev=args.rev, stat=args.stat, pack=args.pack))
+        return ingest_outcome(ingest_repos(ctx, repos, rev=args.rev, stat=args.stat, pack=args.pack))
 
     def ingest_all(self, ctx: Context) -> Outcome | None:
-        from episteme_core.personal.sources import outcome
+        from episteme_core.api import ingest_outcome
 
         repos = configured_repos(ctx)
         if not repos:
             return None
-        return outcome(ingest_repos(ctx, repos, pack=False))
+        return ingest_outcome(ingest_repos(ctx, repos, pack=False))

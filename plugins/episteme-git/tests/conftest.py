@@ -15,7 +15,7 @@ GitRun = Callable[..., bytes]
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("EPISTEME_HOME", str(tmp_path / "default-home"))
-    monkeypatch.delenv("EPISTEME_LOAD_PLUGINS", raising=False)
+    monkeypatch.setenv("EPISTEME_LOAD_PLUGINS", "git")  # only this plugin, whatever else is installed
     for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))

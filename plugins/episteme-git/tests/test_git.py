@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from episteme_core.testing import invoke, validate
+from episteme_core.testing import check_component, invoke, read_documents, validate
 
 from .conftest import GitRun, make_git
 
@@ -160,3 +160,24 @@ def test_all_reads_git_repos_from_config(repo: tuple[Path, GitRun], home: Path, 
     assert result.envelope["data"]["pack"]["status"] == "ok"
     shown = invoke("show", f"git:mine@{sha}#1", "--json", "--home", str(home))
     assert shown.exit_code == 0 and shown.envelope["data"]["paragraph"]["text"] == "configured"
+
+
+def test_the_source_keeps_the_source_contract() -> None:
+    from episteme_git.source import GitSource
+
+    assert check_component(GitSource()) == "source"
+
+
+def test_commits_extract_as_commit_message_blocks_and_reshard_takes_one_lock(
+    repo: tuple[Path, GitRun], home: Path
+) -> None:
+    """The source declares its block kind; ``ingest --reshard git`` runs under the command's own lock."""
+    path, git = repo
+    _commit(path, git, "a.txt", b"Add the parser\n\nIt reads tokens.\n")
+    result = invoke("ingest", "--reshard", "git", str(path), "--json", "--home", str(home))
+    assert result.exit_code == 0, result.stderr
+    assert result.envelope["data"]["pack"]["status"] == "ok"
+    [document] = read_documents(home)
+    assert {block.kind for block in document.blocks()} == {"commit_message"}
+    hits = invoke("query", "--term", "parser", "--json", "--home", str(home))
+    assert hits.exit_code == 0 and hits.envelope["data"]["results"], hits.stderr

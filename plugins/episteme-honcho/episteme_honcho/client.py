@@ -15,7 +15,7 @@ from urllib.parse import quote, urlsplit
 
 import attrs
 
-from episteme_core.errors import EpistemeError
+from episteme_core.api import EpistemeError
 
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})

@@ -6,12 +6,10 @@ import argparse
 import os
 from typing import TYPE_CHECKING, Any
 
-from episteme_core.cli.command import Outcome
-from episteme_core.errors import EpistemeError
+from episteme_core.api import EpistemeError
 
 if TYPE_CHECKING:
-    from episteme_core.cli.context import Context
-    from episteme_core.personal.model import Record
+    from episteme_core.api import Context, Outcome, Record, RunContext
     from episteme_honcho.client import HonchoClient
 
 SOURCE = "honcho"
@@ -36,7 +34,7 @@ def settings_from_env() -> tuple[str, str]:
 def session_record(workspace: str, session: dict[str, Any], messages: list[dict[str, Any]],
                    skipped: dict[str, int]) -> Record | None:
     """The record of one session; messages without id, content, peer or time are counted, not kept."""
-    from episteme_core.personal.model import Paragraph, build_record, parse_time
+    from episteme_core.api import Paragraph, build_record, parse_time
 
     paragraphs = []
     for message in messages:
@@ -75,7 +73,7 @@ def fetch_records(
     client: HonchoClient, workspaces: list[str], warn: Any
 ) -> tuple[list[Record], dict[str, Any]]:
     """Everything first (so a failure stores nothing), then the records."""
-    from episteme_core.personal.model import safe_name
+    from episteme_core.api import safe_name
 
     records: list[Record] = []
     skipped: dict[str, int] = {}
@@ -103,12 +101,11 @@ def fetch_records(
 
 
 def ingest_honcho(
-    ctx: Context, *, workspaces: list[str], page_size: int = 100, timeout_s: float = 30.0,
+    ctx: RunContext, *, workspaces: list[str], page_size: int = 100, timeout_s: float = 30.0,
     retries: int = 2, max_pages: int = 10_000, pack: bool = True,
 ) -> dict[str, Any]:
     """``episteme ingest honcho``: grown sessions append only their new messages."""
-    from episteme_core.personal.ingest import Collected, run_ingest
-    from episteme_core.personal.model import merge_grown
+    from episteme_core.api import Collected, merge_grown, run_ingest
     from episteme_honcho.client import HonchoClient
 
     base, key = settings_from_env()
@@ -137,6 +134,7 @@ def ingest_honcho(
 
 class HonchoSource:
     name = SOURCE
+    block_kind = "message"  # what the record extractor calls each paragraph of a session
     help = "Honcho v3 sessions ($HONCHO_BASE_URL, $HONCHO_API_KEY): one record per session"
     description = (
         "Ingest every session of the Honcho workspaces (all, --workspace, or $HONCHO_WORKSPACE_ID)\n"
@@ -146,7 +144,7 @@ class HonchoSource:
     )
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
-        from episteme_core.cli.parser import add_int_option
+        from episteme_core.api import add_int_option, add_pack_option
 
         parser.add_argument("--workspace", action="append", default=None, metavar="ID",
                             help=f"a workspace id (repeatable; default ${WORKSPACE_VAR}, else all)")
@@ -157,22 +155,21 @@ class HonchoSource:
                        help="retries after a 5xx, 408, 429 or transport error")
         add_int_option(parser, "--max-pages", default=10_000, low=1, high=1_000_000,
                        help="refuse a listing longer than this many pages")
-        parser.add_argument("--no-pack", dest="pack", action="store_false",
-                            help="only store the records; run 'episteme ingest' later to index them")
+        add_pack_option(parser)
 
     def ingest(self, args: argparse.Namespace, ctx: Context) -> Outcome:
-        from episteme_core.personal.sources import outcome
+        from episteme_core.api import ingest_outcome
 
         workspaces = args.workspace or ([os.environ[WORKSPACE_VAR]] if os.environ.get(WORKSPACE_VAR) else [])
-        return outcome(ingest_honcho(
+        return ingest_outcome(ingest_honcho(
             ctx, workspaces=workspaces, page_size=args.page_size, timeout_s=args.timeout,
             retries=args.retries, max_pages=args.max_pages, pack=args.pack,
         ))
 
     def ingest_all(self, ctx: Context) -> Outcome | None:
-        from episteme_core.personal.sources import outcome
+        from episteme_core.api import ingest_outcome
 
         if not os.environ.get(BASE_VAR):
             return None
         workspaces = [os.environ[WORKSPACE_VAR]] if os.environ.get(WORKSPACE_VAR) else []
-        return outcome(ingest_honcho(ctx, workspaces=workspaces, pack=False))
+        return ingest_outcome(ingest_honcho(ctx, workspaces=workspaces, pack=False))

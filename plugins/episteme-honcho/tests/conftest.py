@@ -137,7 +137,7 @@ def honcho(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeHoncho, str]]:
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("EPISTEME_HOME", str(tmp_path / "default-home"))
-    monkeypatch.delenv("EPISTEME_LOAD_PLUGINS", raising=False)
+    monkeypatch.setenv("EPISTEME_LOAD_PLUGINS", "honcho")  # only this plugin, whatever else is installed
 
 
 @pytest.fixture

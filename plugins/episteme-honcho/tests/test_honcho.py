@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from episteme_core.testing import CliResult, invoke, validate
+from episteme_core.testing import CliResult, check_component, invoke, validate
 
 from .conftest import SECRET, FakeHoncho
 
@@ -149,3 +149,9 @@ def test_bad_base_url_is_a_usage_error(honcho: tuple[FakeHoncho, str], home: Pat
     monkeypatch.setenv("HONCHO_BASE_URL", "ftp://example.org")
     result = ingest(home)
     assert result.exit_code == 2 and result.envelope["error"]["code"] == "INVALID_USAGE"
+
+
+def test_the_source_keeps_the_source_contract() -> None:
+    from episteme_honcho.source import HonchoSource
+
+    assert check_component(HonchoSource()) == "source"

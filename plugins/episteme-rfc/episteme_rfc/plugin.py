@@ -12,8 +12,7 @@ from typing import Any
 
 import attrs
 
-from episteme_core.extract.api import Family
-from episteme_core.hookspecs import Register, hookimpl
+from episteme_core.api import BaseFamily, Register, hookimpl
 
 BCP14 = re.compile(
     r"\b(MUST NOT|MUST|REQUIRED|SHALL NOT|SHALL|SHOULD NOT|SHOULD|NOT RECOMMENDED|RECOMMENDED|"
@@ -35,7 +34,7 @@ def _slug(number: str) -> str:
     return f"section-{number}"
 
 
-class RfcFamily(Family):
+class RfcFamily(BaseFamily):
     name = "rfc"
     version = "1"
     authority = "normative"

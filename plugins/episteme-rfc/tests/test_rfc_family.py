@@ -5,25 +5,23 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from episteme_core.documents import read_documents
-from episteme_core.snapshots import SnapshotWriter, make_identity
-from episteme_core.store.home import Home
-from episteme_core.testing import invoke, validate
+from episteme_core.testing import check_component, invoke, read_documents, store_snapshot, validate
+from episteme_rfc.plugin import RfcFamily
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def _extract(home: Path, source: str, name: str, content_type: str, **options: str):
-    writer = SnapshotWriter(Home(home), "test")
-    data = (FIXTURES / name).read_bytes()
-    writer.observe(make_identity("http", source, data, final_url=source, content_type=content_type),
-                   data, options=options)
-    writer.commit()
+    store_snapshot(home, source, (FIXTURES / name).read_bytes(), content_type=content_type, options=options)
     result = invoke("extract", "--json", "--home", str(home))
     assert result.exit_code == 0, result.stderr
-    (document,) = read_documents(Home(home))
+    (document,) = read_documents(home)
     validate(document.to_json(), "document")
     return document
+
+
+def test_the_family_keeps_the_family_contract() -> None:
+    assert check_component(RfcFamily()) == "family"
 
 
 def test_paginated_text_sections_and_bcp14(tmp_path: Path) -> None:

@@ -12,8 +12,7 @@ from typing import Any
 
 import attrs
 
-from episteme_core.extract.api import Family
-from episteme_core.hookspecs import Register, hookimpl
+from episteme_core.api import BaseFamily, Register, hookimpl
 
 _BCP14 = re.compile(r"\b(MUST NOT|MUST|SHALL NOT|SHALL|SHOULD NOT|SHOULD|MAY|REQUIRED|RECOMMENDED|"
                     r"OPTIONAL)\b")
@@ -23,7 +22,7 @@ _COMMON_PRUNE = ["nav", "#toc", ".toc", ".head", ".index", "#index", ".dfn-panel
                  "#references", ".caniuse-status", ".mdn-anno", "#issues-index", "#idl-index"]
 
 
-class W3cFamily(Family):
+class W3cFamily(BaseFamily):
     name = "w3c"
     version = "1"
     authority = "normative"

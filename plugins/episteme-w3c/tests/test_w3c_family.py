@@ -4,27 +4,32 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from episteme_core.documents import read_documents
-from episteme_core.extract.html import in_order
-from episteme_core.extract.text import decode
-from episteme_core.snapshots import SnapshotWriter, make_identity
-from episteme_core.store.home import Home
-from episteme_core.testing import invoke, validate
+from episteme_core.api import decode_source
+from episteme_core.testing import (
+    check_component,
+    invoke,
+    read_documents,
+    store_snapshot,
+    text_in_order,
+    validate,
+)
+from episteme_w3c.plugin import W3cFamily, WhatwgFamily
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def _extract(home: Path, source: str, name: str, **options: str):
-    writer = SnapshotWriter(Home(home), "test")
-    data = (FIXTURES / name).read_bytes()
-    writer.observe(make_identity("http", source, data, final_url=source, content_type="text/html"),
-                   data, options=options)
-    writer.commit()
+    store_snapshot(home, source, (FIXTURES / name).read_bytes(), content_type="text/html", options=options)
     result = invoke("extract", "--json", "--home", str(home))
     assert result.exit_code == 0, result.stderr
-    (document,) = read_documents(Home(home))
+    (document,) = read_documents(home)
     validate(document.to_json(), "document")
     return document
+
+
+def test_the_families_keep_the_family_contract() -> None:
+    assert check_component(W3cFamily()) == "family"
+    assert check_component(WhatwgFamily()) == "family"
 
 
 def test_whatwg_url_standard(tmp_path: Path) -> None:
@@ -65,12 +70,12 @@ def test_pruned_parts_and_spans(tmp_path: Path) -> None:
     text = "\n".join(b.text for b in doc.blocks())
     for hidden in ("Table of Contents", ", in §4.1", "file-issue.js", "style-syntax-highlighting"):
         assert hidden not in text
-    decoded = decode((FIXTURES / name).read_bytes(), None)
+    decoded = decode_source((FIXTURES / name).read_bytes(), None)
     spanned = [b for b in doc.blocks() if b.span is not None]
     assert len(spanned) > len(doc.blocks()) // 2
     for block in spanned:
         start, end = block.span.start, block.span.end
         assert decoded[start] == block.text[0] and decoded[end - 1] == block.text[-1]
-        assert in_order(block.text, decoded, start, end)
+        assert text_in_order(block.text, decoded, start, end)
     goals = next(b for b in doc.blocks() if b.text.startswith("The URL standard takes the following"))
     assert goals.span is not None

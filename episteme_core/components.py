@@ -1,0 +1,295 @@
+"""One contract per component kind: what a plugin registers, checked when it registers.
+
+Each kind has a ``Protocol`` (for type checkers and for plugin authors to read) and a ``Contract``
+(what the registry checks at load: required attributes with their types, required methods, and
+the optional members the kernel looks for, with the default it assumes). A component missing a
+required member is refused at registration, with a message naming the plugin and what is
+missing; ``episteme plugins`` lists it and the other plugins keep working.
+
+Selection: where several components could take one input (extractors of one media type,
+families matching one URL, chunkers accepting one document), the highest ``priority`` wins
+(default 0; the builtins use 0 too). Two at the same priority is a ``COMPONENT_TIE`` warning
+naming both; the one registered first (builtins, then plugins in entry-point order) is used.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterable, Mapping
+from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import attrs
+
+if TYPE_CHECKING:
+    from episteme_core.ask.reader import Reader, ReaderSpec
+    from episteme_core.chunk import Chunk
+    from episteme_core.cli.command import Outcome
+    from episteme_core.cli.context import Context
+    from episteme_core.document import Document
+    from episteme_core.extract.api import ExtractRequest
+    from episteme_core.store.home import Home
+
+DEFAULT_PRIORITY = 0
+
+# -- The Protocols: what each kind looks like. ---------------------------------------------------
+
+
+@runtime_checkable
+class Source(Protocol):
+    """A capture source (``episteme_sources``): ``name`` is also the ``capture_kind`` of its snapshots.
+
+    Optional: ``configure(parser)`` and ``ingest(args, ctx) -> Outcome`` together make it
+    ``episteme ingest <name>``; ``ingest_all(ctx) -> Outcome | None`` runs it under ``ingest --all``
+    (None: not configured); ``description`` is its ``--help`` text; ``block_kind`` is the block kind
+    its records' paragraphs get when extracted (default ``paragraph``).
+    """
+
+    name: str
+    help: str
+
+
+@runtime_checkable
+class IngestSource(Source, Protocol):
+    """A source that ``episteme ingest <name>`` runs: it adds its options and does the ingest."""
+
+    def configure(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def ingest(self, args: argparse.Namespace, ctx: Context) -> Outcome: ...
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    """Turns a snapshot's bytes into a document, offline (``episteme_extractors``, kind ``extractor``).
+
+    Never raises for bad content: a damaged source gives a document with status ``partial`` or
+    ``failed`` and a diagnostic. Optional: ``option_names`` (the run options it reads, hashed into
+    the configuration), ``priority``.
+    """
+
+    name: str
+    version: str
+    content_types: tuple[str, ...]
+    limits: tuple[str, ...]
+
+    def extract(self, request: ExtractRequest) -> Document: ...
+
+
+@runtime_checkable
+class Family(Protocol):
+    """Rules for one kind of document (``episteme_extractors``, kind ``family``).
+
+    ``matches(url)`` chooses it when the manifest names no family. Optional, with the defaults of
+    ``episteme_core.api.Family`` (subclass it): ``authority``, ``document_type``, ``rules`` (hashed
+    into every document's configuration), ``structure_text``/``structure_xml``/``structure_html``,
+    ``refine_block(block, section) -> Block``, ``priority``.
+    """
+
+    name: str
+    version: str
+
+    def matches(self, url: str) -> bool: ...
+
+    def section_number(self, heading: str, element_id: str | None) -> str | None: ...
+
+
+@runtime_checkable
+class Chunker(Protocol):
+    """Cuts committed documents into chunks (``episteme_chunkers``).
+
+    ``accepts(document)`` says which documents it takes; the chunks of a document depend only on
+    it, the chunker's version and the options. Build chunks with ``episteme_core.api.build_chunks``
+    (or ``chunk_rows``) so every field and the id are as the kernel writes them. Optional:
+    ``priority``; ``accepts_json(data)`` and ``chunk_rows(data, ...) -> list[str]`` (the fast path
+    over a document's stored JSON, returning each chunk's canonical JSON text).
+    """
+
+    name: str
+    version: str
+
+    def accepts(self, document: Document) -> bool: ...
+
+    def chunk(
+        self, document: Document, *, max_chars: int, overlap_chars: int, verbatim: frozenset[str] = ...
+    ) -> list[Chunk]: ...
+
+
+@runtime_checkable
+class Indexer(Protocol):
+    """Builds frozen shards from committed chunks (``episteme_indexers``); ``episteme index --indexer``.
+
+    ``build`` runs under the writer lock and returns a report (an attrs record or a mapping) that
+    becomes the command's JSON data. Optional: ``open(home)``, the shards it built, for queries.
+    """
+
+    name: str
+    help: str
+
+    def build(self, home: Home, *, reshard: bool = False, progress: Any = None) -> Any: ...
+
+
+@runtime_checkable
+class ReaderKind(Protocol):
+    """A factory of readers for ``ask`` (``episteme_readers``): ``open(spec) -> Reader``."""
+
+    name: str
+    description: str
+
+    def open(self, spec: ReaderSpec) -> Reader: ...
+
+
+@runtime_checkable
+class Exporter(Protocol):
+    """Writes a derived file from committed artifacts (``episteme_exporters``); ``episteme export NAME``.
+
+    The export command owns ``--out`` (a file, written atomically, or ``-`` with ``--json``: the
+    bytes come back in ``data.artifact``). ``configure(parser)`` adds the exporter's own options;
+    ``export(args, ctx, out)`` writes the bytes to ``out`` and returns a summary (JSON data). It
+    never changes the stages. ``media_type`` names what it writes.
+    """
+
+    name: str
+    help: str
+    media_type: str
+
+    def configure(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def export(self, args: argparse.Namespace, ctx: Context, out: IO[bytes]) -> Mapping[str, Any]: ...
+
+
+@runtime_checkable
+class CommandLike(Protocol):
+    """A CLI subcommand (``episteme_commands``): build it as ``episteme_core.api.Command``."""
+
+    name: str
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace, Context], Outcome]
+
+
+# -- The contracts the registry checks. ----------------------------------------------------------
+
+
+@attrs.frozen
+class Contract:
+    """What a kind requires (attributes by type, methods by name) and may have (with defaults)."""
+
+    kind: str
+    protocol: type
+    attributes: Mapping[str, type | tuple[type, ...]]
+    methods: tuple[str, ...]
+    optional: Mapping[str, str] = attrs.field(factory=dict)  # member -> what it defaults to
+
+    def missing(self, component: Any) -> list[str]:
+        """What ``component`` lacks, each as ``name (what it must be)``; empty when it conforms."""
+        problems: list[str] = []
+        for name, kind in self.attributes.items():
+            value = getattr(component, name, None)
+            if not isinstance(value, kind) or (isinstance(value, str) and not value):
+                problems.append(f"{name} ({_type_name(kind)})")
+        for name in self.methods:
+            if not callable(getattr(component, name, None)):
+                problems.append(f"{name}() (a method)")
+        return problems
+
+
+def _type_name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    names: dict[type, str] = {str: "a non-empty string", tuple: "a tuple", list: "a list"}
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+_SEQUENCE = (tuple, list)
+
+CONTRACTS: dict[str, Contract] = {
+    "source": Contract(
+        "source", Source, {"name": str, "help": str}, (),
+        {"configure": "no ingest subcommand", "ingest": "no ingest subcommand",
+         "ingest_all": "skipped by ingest --all", "description": "help", "block_kind": "paragraph"},
+    ),
+    "extractor": Contract(
+        "extractor", Extractor,
+        {"name": str, "version": str, "content_types": _SEQUENCE, "limits": _SEQUENCE}, ("extract",),
+        {"option_names": "()", "priority": str(DEFAULT_PRIORITY)},
+    ),
+    "family": Contract(
+        "family", Family, {"name": str, "version": str}, ("matches", "section_number"),
+        {"refine_block": "the block unchanged", "authority": "informative", "document_type": "None",
+         "rules": "{}", "structure_text": "False", "structure_xml": "False", "structure_html": "False",
+         "priority": str(DEFAULT_PRIORITY)},
+    ),
+    "chunker": Contract(
+        "chunker", Chunker, {"name": str, "version": str}, ("accepts", "chunk"),
+        {"accepts_json": "the record path", "chunk_rows": "the record path",
+         "priority": str(DEFAULT_PRIORITY), "help": "''"},
+    ),
+    "indexer": Contract(
+        "indexer", Indexer, {"name": str, "help": str}, ("build",), {"open": "not queryable"},
+    ),
+    "reader": Contract("reader", ReaderKind, {"name": str, "description": str}, ("open",)),
+    "exporter": Contract(
+        "exporter", Exporter, {"name": str, "help": str, "media_type": str}, ("configure", "export"),
+    ),
+    "command": Contract(
+        "command", CommandLike, {"name": str, "help": str}, ("configure", "run"),
+        {"description": "help"},
+    ),
+}
+
+KINDS = tuple(CONTRACTS)
+
+
+def missing_members(component: Any, kind: str) -> list[str]:
+    """What ``component`` lacks to be a ``kind`` component (empty when it conforms)."""
+    problems = CONTRACTS[kind].missing(component)
+    if kind == "source" and not problems:
+        has_configure = callable(getattr(component, "configure", None))
+        has_ingest = callable(getattr(component, "ingest", None))
+        if has_configure != has_ingest:  # half an ingest source would crash ``episteme ingest``
+            problems.append("ingest() (a method)" if has_configure else "configure() (a method)")
+    return problems
+
+
+def priority(component: Any) -> int:
+    """A component's selection priority: its ``priority`` when an int, else ``DEFAULT_PRIORITY``."""
+    value = getattr(component, "priority", DEFAULT_PRIORITY)
+    return value if isinstance(value, int) and not isinstance(value, bool) else DEFAULT_PRIORITY
+
+
+def choose(
+    candidates: Iterable[Any], *, kind: str, what: str, warn: Callable[..., None] | None = None
+) -> Any | None:
+    """The candidate with the highest priority (first registered among equals), or None.
+
+    ``candidates`` come in registration order. A tie at the top is reported through ``warn`` as
+    ``COMPONENT_TIE`` naming both components and ``what`` they both claim.
+    """
+    best: Any | None = None
+    tied: list[Any] = []
+    for component in candidates:
+        if best is None or priority(component) > priority(best):
+            best, tied = component, []
+        elif priority(component) == priority(best):
+            tied.append(component)
+    if best is not None and tied and warn is not None:
+        names = [best.name, *(c.name for c in tied)]
+        warn(
+            "COMPONENT_TIE",
+            f"{kind}s {', '.join(repr(n) for n in names)} both take {what} at priority {priority(best)}; "
+            f"using {best.name!r} (registered first). Give one a higher priority, or name one explicitly.",
+            kind=kind, components=names, input=what,
+        )
+    return best
+
+
+def warn_once(warn: Callable[..., None]) -> Callable[..., None]:
+    """``warn`` that reports each distinct tie (kind and components) once per run."""
+    seen: set[tuple[str, tuple[str, ...]]] = set()
+
+    def report(code: str, message: str, **extra: Any) -> None:
+        key = (str(extra.get("kind")), tuple(extra.get("components") or ()))
+        if key in seen:
+            return
+        seen.add(key)
+        warn(code, message, **extra)
+
+    return report

@@ -1,0 +1,87 @@
+"""What library work receives from its caller: the home, the plugins, progress, warnings, cancellation
+and the writer lock.
+
+The CLI's ``Context`` extends ``RunContext`` with what only a command needs (``--json``, ``--debug``);
+library functions (ingest, pack, pipeline) take a ``RunContext``, so an MCP server or a test can run
+them without building a command line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Protocol
+
+import attrs
+
+from episteme_core.errors import Cancelled
+
+if TYPE_CHECKING:
+    from episteme_core.plugins import Plugins
+    from episteme_core.store.home import Home
+
+
+class ProgressSink(Protocol):
+    """Receives ``(stage, current, total, status, message)`` events; the CLI draws or prints them."""
+
+    def update(
+        self, stage: str, current: int, total: int | None = None, status: str = "started", message: str = ""
+    ) -> None: ...
+
+
+class SilentProgress:
+    """A progress sink that reports nothing (library callers that do not show progress)."""
+
+    def update(
+        self, stage: str, current: int, total: int | None = None, status: str = "started", message: str = ""
+    ) -> None:
+        return None
+
+
+@attrs.define
+class RunContext:
+    """One run of library work: where it writes, which components it may use, how it reports."""
+
+    command: str  # who holds the writer lock, as the lock file names it
+    home: Home
+    plugins: Plugins
+    progress: ProgressSink = attrs.field(factory=SilentProgress)
+    warnings: list[dict[str, Any]] = attrs.field(factory=list)
+    cancel: threading.Event | None = None  # set it to stop the run at its next check
+
+    def warn(self, code: str, message: str, **extra: Any) -> None:
+        """Record a warning (the CLI puts it in the envelope or prints ``warning: ...``)."""
+        self.warnings.append({"code": code, "message": message, **extra})
+
+    def check_cancelled(self) -> None:
+        """Raise ``CANCELLED`` when the caller asked the run to stop."""
+        if self.cancel is not None and self.cancel.is_set():
+            raise Cancelled("request")
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[Home]:
+        """Hold the home's writer lock for the block; re-entrant within one thread of a process.
+
+        The outermost block takes the lock, batches file durability and sweeps the temp files a
+        killed writer left; a nested block (a source that takes the lock inside ``ingest
+        --reshard``, ``run_ingest`` inside ``ingest --all``) just runs under the lock already held.
+        """
+        from episteme_core.store.atomic import deferred_sync
+        from episteme_core.store.home import STAGES
+        from episteme_core.store.lock import holding
+
+        self.home.ensure_writable()
+        with holding(self.home.lock_path, self.command, warn=self.warn) as outermost:
+            if not outermost:
+                yield self.home
+                return
+            with deferred_sync():
+                for directory in [self.home.root, *(self.home.stage_dir(s) for s in STAGES)]:
+                    if directory.exists():
+                        for path in directory.glob(".*.tmp"):
+                            path.unlink(missing_ok=True)
+                yield self.home
+
+
+__all__ = ["ProgressSink", "RunContext", "SilentProgress"]
