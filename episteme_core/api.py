@@ -113,7 +113,22 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "MemoryChunk": ("episteme_core.ask.memory", "MemoryChunk"),
 }
 
-__all__ = sorted(_EXPORTS)
+# Spelled out (not computed) so type checkers see every re-export; a test keeps it equal to _EXPORTS.
+__all__ = [
+    "AskOptions", "BBox", "BaseFamily", "BaseReader", "Block", "CONTENT_TRUST", "Cancelled", "Candidate",
+    "Chunk", "ChunkBlock", "ChunkDiagnostic", "Chunker", "Collected", "Command", "Context", "Cut",
+    "DEFAULT_PRIORITY", "Diagnostic", "Document", "DocumentBuilder", "ERROR_CODES", "EpistemeError",
+    "Exporter", "ExtractRequest", "Extractor", "Family", "Home", "Indexer", "IngestSource", "MemoryChunk",
+    "MemoryShard", "Outcome", "Paragraph", "ProgressSink", "Provenance", "ReadError", "ReadReply",
+    "ReadRequest", "Reader", "ReaderKind", "ReaderSpec", "Record", "Register", "RunContext", "Section",
+    "SnapshotCatalog", "SnapshotWriter", "Source", "Span", "Window", "__version__", "add_int_option",
+    "add_pack_option", "ask", "build_chunks", "build_record", "canonical_bytes", "canonical_text",
+    "chunks_from_rows", "cut_rows", "decode_source", "decode_text", "extract_ids", "fingerprint",
+    "from_timestamp", "hookimpl", "id_segment", "ingest_outcome", "iter_chunk_rows", "known_ids",
+    "layout", "loads_strict", "make_identity", "merge_grown", "paragraph_rows", "parse_time",
+    "read_catalog", "read_chunks", "read_documents", "read_input", "reader_messages", "run_ingest",
+    "safe_name", "sha256_hex", "split_paragraphs", "utc_iso", "window_rows", "windows",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -131,80 +146,93 @@ def __dir__() -> list[str]:
     return __all__
 
 
-if TYPE_CHECKING:  # what type checkers and IDEs see; at run time names load lazily above
-    from episteme_core import __version__
-    from episteme_core.ask.memory import MemoryChunk, MemoryShard
-    from episteme_core.ask.protocol import extract_ids
+# What type checkers see (``X as X``: an explicit re-export); at run time names load lazily above.
+if TYPE_CHECKING:
+    from episteme_core import __version__ as __version__
+    from episteme_core.ask.memory import MemoryChunk as MemoryChunk
+    from episteme_core.ask.memory import MemoryShard as MemoryShard
+    from episteme_core.ask.protocol import extract_ids as extract_ids
     from episteme_core.ask.protocol import messages as reader_messages
-    from episteme_core.ask.reader import (
-        BaseReader,
-        Candidate,
-        Reader,
-        ReadError,
-        ReaderSpec,
-        ReadReply,
-        ReadRequest,
-    )
-    from episteme_core.ask.run import AskOptions, ask
-    from episteme_core.builtins.personal import add_pack_option, ingest_outcome
-    from episteme_core.canonical import canonical_bytes, canonical_text, fingerprint, loads_strict, sha256_hex
-    from episteme_core.chunk import Chunk, ChunkBlock, ChunkDiagnostic
-    from episteme_core.chunking import iter_chunk_rows, read_chunks
-    from episteme_core.chunking.layout import Window, layout, windows
-    from episteme_core.chunking.rows import (
-        Cut,
-        build_chunks,
-        chunks_from_rows,
-        cut_rows,
-        paragraph_rows,
-        window_rows,
-    )
-    from episteme_core.cli.command import Command, Outcome
-    from episteme_core.cli.context import Context
-    from episteme_core.cli.parser import add_int_option
-    from episteme_core.components import (
-        DEFAULT_PRIORITY,
-        Chunker,
-        Exporter,
-        Extractor,
-        Family,
-        Indexer,
-        IngestSource,
-        ReaderKind,
-        Source,
-    )
-    from episteme_core.context import ProgressSink, RunContext
-    from episteme_core.document import (
-        CONTENT_TRUST,
-        BBox,
-        Block,
-        Diagnostic,
-        Document,
-        Provenance,
-        Section,
-        Span,
-    )
-    from episteme_core.documents import read_documents
-    from episteme_core.errors import ERROR_CODES, Cancelled, EpistemeError
-    from episteme_core.extract.api import ExtractRequest
+    from episteme_core.ask.reader import BaseReader as BaseReader
+    from episteme_core.ask.reader import Candidate as Candidate
+    from episteme_core.ask.reader import Reader as Reader
+    from episteme_core.ask.reader import ReadError as ReadError
+    from episteme_core.ask.reader import ReaderSpec as ReaderSpec
+    from episteme_core.ask.reader import ReadReply as ReadReply
+    from episteme_core.ask.reader import ReadRequest as ReadRequest
+    from episteme_core.ask.run import AskOptions as AskOptions
+    from episteme_core.ask.run import ask as ask
+    from episteme_core.builtins.personal import add_pack_option as add_pack_option
+    from episteme_core.builtins.personal import ingest_outcome as ingest_outcome
+    from episteme_core.canonical import canonical_bytes as canonical_bytes
+    from episteme_core.canonical import canonical_text as canonical_text
+    from episteme_core.canonical import fingerprint as fingerprint
+    from episteme_core.canonical import loads_strict as loads_strict
+    from episteme_core.canonical import sha256_hex as sha256_hex
+    from episteme_core.chunk import Chunk as Chunk
+    from episteme_core.chunk import ChunkBlock as ChunkBlock
+    from episteme_core.chunk import ChunkDiagnostic as ChunkDiagnostic
+    from episteme_core.chunking import iter_chunk_rows as iter_chunk_rows
+    from episteme_core.chunking import read_chunks as read_chunks
+    from episteme_core.chunking.layout import Window as Window
+    from episteme_core.chunking.layout import layout as layout
+    from episteme_core.chunking.layout import windows as windows
+    from episteme_core.chunking.rows import Cut as Cut
+    from episteme_core.chunking.rows import build_chunks as build_chunks
+    from episteme_core.chunking.rows import chunks_from_rows as chunks_from_rows
+    from episteme_core.chunking.rows import cut_rows as cut_rows
+    from episteme_core.chunking.rows import paragraph_rows as paragraph_rows
+    from episteme_core.chunking.rows import window_rows as window_rows
+    from episteme_core.cli.command import Command as Command
+    from episteme_core.cli.command import Outcome as Outcome
+    from episteme_core.cli.context import Context as Context
+    from episteme_core.cli.parser import add_int_option as add_int_option
+    from episteme_core.components import DEFAULT_PRIORITY as DEFAULT_PRIORITY
+    from episteme_core.components import Chunker as Chunker
+    from episteme_core.components import Exporter as Exporter
+    from episteme_core.components import Extractor as Extractor
+    from episteme_core.components import Family as Family
+    from episteme_core.components import Indexer as Indexer
+    from episteme_core.components import IngestSource as IngestSource
+    from episteme_core.components import ReaderKind as ReaderKind
+    from episteme_core.components import Source as Source
+    from episteme_core.context import ProgressSink as ProgressSink
+    from episteme_core.context import RunContext as RunContext
+    from episteme_core.document import CONTENT_TRUST as CONTENT_TRUST
+    from episteme_core.document import BBox as BBox
+    from episteme_core.document import Block as Block
+    from episteme_core.document import Diagnostic as Diagnostic
+    from episteme_core.document import Document as Document
+    from episteme_core.document import Provenance as Provenance
+    from episteme_core.document import Section as Section
+    from episteme_core.document import Span as Span
+    from episteme_core.documents import read_documents as read_documents
+    from episteme_core.errors import ERROR_CODES as ERROR_CODES
+    from episteme_core.errors import Cancelled as Cancelled
+    from episteme_core.errors import EpistemeError as EpistemeError
+    from episteme_core.extract.api import ExtractRequest as ExtractRequest
     from episteme_core.extract.api import Family as BaseFamily
-    from episteme_core.extract.builder import DocumentBuilder
+    from episteme_core.extract.builder import DocumentBuilder as DocumentBuilder
     from episteme_core.extract.text import decode as decode_source
-    from episteme_core.hookspecs import Register, hookimpl
-    from episteme_core.inputs import read_input
-    from episteme_core.personal.ingest import Collected, run_ingest
-    from episteme_core.personal.model import (
-        Paragraph,
-        Record,
-        build_record,
-        from_timestamp,
-        id_segment,
-        merge_grown,
-        parse_time,
-        safe_name,
-        utc_iso,
-    )
-    from episteme_core.personal.store import known_ids
-    from episteme_core.personal.text import decode_text, split_paragraphs
-    from episteme_core.snapshots import SnapshotCatalog, SnapshotWriter, make_identity, read_catalog
-    from episteme_core.store.home import Home
+    from episteme_core.hookspecs import Register as Register
+    from episteme_core.hookspecs import hookimpl as hookimpl
+    from episteme_core.inputs import read_input as read_input
+    from episteme_core.personal.ingest import Collected as Collected
+    from episteme_core.personal.ingest import run_ingest as run_ingest
+    from episteme_core.personal.model import Paragraph as Paragraph
+    from episteme_core.personal.model import Record as Record
+    from episteme_core.personal.model import build_record as build_record
+    from episteme_core.personal.model import from_timestamp as from_timestamp
+    from episteme_core.personal.model import id_segment as id_segment
+    from episteme_core.personal.model import merge_grown as merge_grown
+    from episteme_core.personal.model import parse_time as parse_time
+    from episteme_core.personal.model import safe_name as safe_name
+    from episteme_core.personal.model import utc_iso as utc_iso
+    from episteme_core.personal.store import known_ids as known_ids
+    from episteme_core.personal.text import decode_text as decode_text
+    from episteme_core.personal.text import split_paragraphs as split_paragraphs
+    from episteme_core.snapshots import SnapshotCatalog as SnapshotCatalog
+    from episteme_core.snapshots import SnapshotWriter as SnapshotWriter
+    from episteme_core.snapshots import make_identity as make_identity
+    from episteme_core.snapshots import read_catalog as read_catalog
+    from episteme_core.store.home import Home as Home

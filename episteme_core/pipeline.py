@@ -87,7 +87,7 @@ def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
         catalog = read_catalog(home)
         # extract reuses every document whose snapshot and configuration are unchanged
         documents = (
-            extract_documents(home, ctx.plugins, None, {}, stage_progress("extract"))
+            extract_documents(home, ctx.plugins, None, {}, stage_progress("extract"), warn=ctx.warn)
             if catalog.sources() else []
         )
         for document in documents:

@@ -57,8 +57,9 @@ class Refusal:
 
     @property
     def message(self) -> str:
-        named = f"{self.kind} {self.name!r}" if self.name else f"a {self.kind} without a name"
-        return f"{named} lacks {', '.join(self.missing)}"
+        article = "an" if self.kind[0] in "aeiou" else "a"
+        named = f"{self.kind} {self.name!r}" if self.name else f"{article} {self.kind} without a name"
+        return f"{named}, which lacks {', '.join(self.missing)}"
 
 
 @attrs.define

@@ -298,7 +298,7 @@ def make_sample_home(root: Any, *, url: str = "https://sample.example/doc", cont
     snapshot_id = store_snapshot(home, url, content, content_type=content_type)
     ctx = RunContext(command="test", home=home, plugins=load_plugins())
     with ctx.writing():
-        extract_documents(home, ctx.plugins)
+        extract_documents(home, ctx.plugins, warn=ctx.warn)
         chunk_home(home, ctx.plugins.all("chunker"), max_chars=6000, overlap_chars=400, warn=ctx.warn)
     documents = read_documents(home)
     document = next(d for d in documents if d.source == url)

@@ -39,7 +39,8 @@ def plugin_site(monkeypatch: pytest.MonkeyPatch):
         pythonpath = os.pathsep.join([*paths, os.environ.get("PYTHONPATH", "")]).strip(os.pathsep)
         monkeypatch.setenv("PYTHONPATH", pythonpath)
         monkeypatch.setenv("EPISTEME_LOAD_PLUGINS", ",".join(names))
-        for module in [m for m in sys.modules if m.startswith("episteme_sample")]:
+        prefixes = tuple(f"episteme_{name}" for name in names)
+        for module in [m for m in sys.modules if m.startswith(prefixes)]:
             del sys.modules[module]
         return {"PYTHONPATH": pythonpath, "EPISTEME_LOAD_PLUGINS": ",".join(names)}
 

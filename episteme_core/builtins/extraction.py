@@ -89,6 +89,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
                         help="seconds one document may take (1-86400; default 300 pdf, 120 html)")
     parser.add_argument("--force", action="store_true",
                         help="extract again even where the committed document can be reused")
+    parser.add_argument("--extractor", metavar="NAME", default=None,
+                        help="use this extractor for every source whose manifest names none (default: "
+                             "the extractor of highest priority for the content type)")
     add_stage_options(parser, "snapshots", "documents")
 
 
@@ -109,7 +112,7 @@ def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
 
     with ctx.writing() as home:
         report = extract_sources(home, ctx.plugins, args.sources or None, options, progress,
-                                 force=args.force)
+                                 force=args.force, extractor=args.extractor, warn=ctx.warn)
     rows = report.rows
     for row in rows:
         for warning in row["warnings"] or ():

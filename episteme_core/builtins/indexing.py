@@ -42,6 +42,9 @@ def run_index(ctx: Context, *, reshard: bool = False, indexer: str = "bm25") -> 
 
 
 def describe(report: Any) -> str:
+    """One line for people; a plugin indexer's report (a mapping) is listed as it is."""
+    if isinstance(report, dict):
+        return ", ".join(f"{key} {value}" for key, value in sorted(report.items()))
     sources = ", ".join(f"{source} {count}" for source, count in report.sources.items()) or "none"
     head = "Rebuilt" if report.resharded else ("Updated" if report.changed else "Up to date:")
     return (
@@ -65,7 +68,8 @@ def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
     stage_override(ctx, "chunks", args.chunks)
     stage_override(ctx, "shards", args.index)
     report = run_index(ctx, reshard=args.reshard, indexer=args.indexer)
-    return Outcome(data=unstructure(report), text=describe(report))
+    data = dict(report) if isinstance(report, dict) else unstructure(report)
+    return Outcome(data=data, text=describe(report))
 
 
 @hookimpl

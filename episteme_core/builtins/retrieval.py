@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from episteme_core.cli.command import Command, Outcome
 from episteme_core.errors import EpistemeError
@@ -69,6 +69,9 @@ def _run_query(args: argparse.Namespace, ctx: Context) -> Outcome:
     return Outcome(data=unstructure(result), text=render(result))
 
 
+DEFAULT_DIFF_OUT = "diffs/diff.json"
+
+
 # diff -----------------------------------------------------------------------------------------
 
 
@@ -77,8 +80,9 @@ def _configure_diff(parser: argparse.ArgumentParser) -> None:
                         help="the earlier corpus (a home)")
     parser.add_argument("--to", dest="to_home", required=True, metavar="HOME",
                         help="the later corpus (a home)")
-    parser.add_argument("--out", metavar="FILE",
-                        help="write the diff artifact to FILE; '-' puts it in data.artifact (needs --json)")
+    parser.add_argument("--out", metavar="FILE", default=DEFAULT_DIFF_OUT,
+                        help=f"write the diff artifact to FILE (default {DEFAULT_DIFF_OUT}, under the "
+                             "current folder); '-' puts it in data.artifact (needs --json)")
 
 
 def _run_diff(args: argparse.Namespace, ctx: Context) -> Outcome:
@@ -90,13 +94,15 @@ def _run_diff(args: argparse.Namespace, ctx: Context) -> Outcome:
         raise EpistemeError("INVALID_USAGE", "--out - needs --json (the artifact comes back in the envelope)")
     artifact = diff_homes(Path(args.from_home).expanduser().absolute(),
                           Path(args.to_home).expanduser().absolute())
-    data = {"fingerprint": artifact["fingerprint"], "summary": artifact["summary"], "outputPath": None}
-    if args.out and args.out != "-":
-        target = Path(args.out).expanduser().absolute()
-        atomic_write(target, canonical_bytes(artifact))
-        data["outputPath"] = str(target)
-    else:
+    body = canonical_bytes(artifact)
+    data: dict[str, Any] = {"fingerprint": artifact["fingerprint"], "summary": artifact["summary"],
+                            "bytes": len(body), "outputPath": None}
+    if args.out == "-":
         data["artifact"] = artifact
+    else:
+        target = Path(args.out).expanduser().absolute()
+        atomic_write(target, body)
+        data["outputPath"] = str(target)
     return Outcome(data=data, text=render(artifact, data["outputPath"]))
 
 

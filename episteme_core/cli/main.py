@@ -154,7 +154,7 @@ def run(argv: Sequence[str] | None = None) -> int:
             for plugin_name, refusal in plugins.refusals():
                 warnings.append({
                     "code": "COMPONENT_REFUSED",
-                    "message": f"plugin {plugin_name}: refused its {refusal.message}",
+                    "message": f"plugin {plugin_name}: refused {refusal.message}",
                 })
             from episteme_core.cli.context import Context
             from episteme_core.store.home import Home, resolve_home

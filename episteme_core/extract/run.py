@@ -1,9 +1,11 @@
 """``episteme extract``: every latest snapshot (or those named) to one document each, one commit.
 
-Offline. The extractor is the manifest's choice, else the one registered for the content type,
-else what the bytes look like; the family is the manifest's choice, else the first family (by
-name) whose ``matches(url)`` is true, else ``generic``. Everything is resolved before anything
-is extracted, and nothing is written unless every source extracted: the previous commit stays.
+Offline. The extractor is the manifest's choice, else ``--extractor``, else the one of highest
+priority registered for the content type, else what the bytes look like; the family is the
+manifest's choice, else the matching family (``matches(url)``) of highest priority, else
+``generic``. Two of one priority claiming one input is a ``COMPONENT_TIE`` warning naming both.
+Everything is resolved before anything is extracted, and nothing is written unless every source
+extracted: the previous commit stays.
 """
 
 from __future__ import annotations
@@ -38,28 +40,44 @@ def sniff(content: bytes) -> str:
     return "text/plain"
 
 
-def choose_extractor(plugins: Any, wanted: str | None, record: SnapshotRecord, content: bytes) -> Any:
+Warn = Callable[..., None]
+
+
+def _for_type(plugins: Any, mtype: str, warn: Warn | None) -> Any | None:
+    """The extractor of highest priority registered for ``mtype`` (``+xml`` types: xml), or None."""
+    from episteme_core.components import choose
+
+    if not mtype:
+        return None
+    claiming = [e for e in plugins.all("extractor") if mtype in getattr(e, "content_types", ())]
+    chosen = choose(claiming, kind="extractor", what=f"content type {mtype}", warn=warn)
+    if chosen is None and mtype.endswith("+xml"):
+        return plugins.get("extractor", "xml")
+    return chosen
+
+
+def choose_extractor(plugins: Any, wanted: str | None, record: SnapshotRecord, content: bytes,
+                     warn: Warn | None = None) -> Any:
     """The manifest's extractor, else the one registered for the media type, else by sniffing."""
     if wanted:
         return plugins.get("extractor", wanted)
-    extractors = plugins.all("extractor")
     for mtype in (media_type(record.content_type), sniff(content)):
-        for extractor in extractors:
-            if mtype in getattr(extractor, "content_types", ()):
-                return extractor
-        if mtype.endswith("+xml"):
-            return plugins.get("extractor", "xml")
+        chosen = _for_type(plugins, mtype, warn)
+        if chosen is not None:
+            return chosen
     return plugins.get("extractor", "text")
 
 
-def choose_family(plugins: Any, wanted: str | None, url: str) -> Any:
-    """The manifest's family (unknown: ``INVALID_INPUT``), else the first URL match, else generic."""
+def choose_family(plugins: Any, wanted: str | None, url: str, warn: Warn | None = None) -> Any:
+    """The manifest's family (unknown: ``INVALID_INPUT``), else the URL match of highest priority,
+    else generic."""
+    from episteme_core.components import choose
+
     if wanted:
         return plugins.get("family", wanted)
-    for family in plugins.all("family"):
-        if family.name != GENERIC and family.matches(url):
-            return family
-    return plugins.get("family", GENERIC)
+    matching = [f for f in plugins.all("family") if f.name != GENERIC and f.matches(url)]
+    chosen = choose(matching, kind="family", what=f"the URL {url}", warn=warn)
+    return chosen if chosen is not None else plugins.get("family", GENERIC)
 
 
 @attrs.frozen
@@ -72,8 +90,12 @@ class Planned:
     authority: str | None
 
 
-def plan(home: Home, plugins: Any, sources: Sequence[str] | None) -> tuple[Any, list[Planned]]:
-    """Resolve every source's latest snapshot, extractor and family before doing any work."""
+def plan(home: Home, plugins: Any, sources: Sequence[str] | None, *, extractor: str | None = None,
+         warn: Warn | None = None) -> tuple[Any, list[Planned]]:
+    """Resolve every source's latest snapshot, extractor and family before doing any work.
+
+    ``extractor`` (``--extractor``) is used for every source whose manifest names none.
+    """
     from episteme_core.snapshots import read_catalog
 
     catalog = read_catalog(home)
@@ -83,17 +105,12 @@ def plan(home: Home, plugins: Any, sources: Sequence[str] | None) -> tuple[Any, 
         record = catalog.latest(source)
         options = catalog.options(source)
         url = record.final_url or record.source
-        family = choose_family(plugins, options.get("family"), url)
-        extractor = plugins.get("extractor", options["extractor"]) if options.get("extractor") else None
-        planned.append(Planned(source, record, extractor, family, options.get("fragment"),
+        family = choose_family(plugins, options.get("family"), url, warn)
+        wanted = options.get("extractor") or extractor
+        chosen = plugins.get("extractor", wanted) if wanted else None
+        planned.append(Planned(source, record, chosen, family, options.get("fragment"),
                                options.get("authority")))
     return catalog, planned
-
-
-def extract_one(catalog: Any, plugins: Any, item: Planned, options: dict[str, Any]) -> Document:
-    content = catalog.content(item.record)
-    extractor = item.extractor or choose_extractor(plugins, None, item.record, content)
-    return _run_extractor(extractor, _request(item, extractor, content, options), item.source)
 
 
 def _request(item: Planned, extractor: Any, content: bytes, options: dict[str, Any]) -> ExtractRequest:
@@ -115,17 +132,9 @@ def _run_extractor(extractor: Any, request: ExtractRequest, source: str) -> Docu
     return document
 
 
-def _extractor_by_type(plugins: Any, record: SnapshotRecord) -> Any | None:
+def _extractor_by_type(plugins: Any, record: SnapshotRecord, warn: Warn | None) -> Any | None:
     """The extractor the declared media type selects, or None when only the bytes can tell."""
-    mtype = media_type(record.content_type)
-    if not mtype:
-        return None
-    for extractor in plugins.all("extractor"):
-        if mtype in getattr(extractor, "content_types", ()):
-            return extractor
-    if mtype.endswith("+xml"):
-        return plugins.get("extractor", "xml")
-    return None
+    return _for_type(plugins, media_type(record.content_type), warn)
 
 
 # Diagnostics that depend on the machine, not on the inputs: such a document is never reused.
@@ -181,6 +190,8 @@ def extract_sources(
     progress: Callable[[int, int, str], None] | None = None,
     *,
     force: bool = False,
+    extractor: str | None = None,
+    warn: Warn | None = None,
 ) -> ExtractReport:
     """Extract what changed and commit; call under the writer lock.
 
@@ -188,10 +199,12 @@ def extract_sources(
     episteme version is reused without reading its bytes (unless ``force``); the committed bytes
     are the same either way. Nothing is committed unless every source extracted.
     """
+    from episteme_core.components import warn_once
     from episteme_core.documents import commit_documents, documents_stage, source_records
 
     options = dict(options or {})
-    catalog, planned = plan(home, plugins, sources)
+    tie_warn = warn_once(warn) if warn is not None else None
+    catalog, planned = plan(home, plugins, sources, extractor=extractor, warn=tie_warn)
     stage = documents_stage(home)
     previous = stage.read_index()
     entries = {entry.key: entry for entry in previous.entries} if previous else {}
@@ -201,11 +214,11 @@ def extract_sources(
     rows: list[dict[str, Any]] = []
     for n, item in enumerate(planned, start=1):
         content: bytes | None = None
-        extractor = item.extractor or _extractor_by_type(plugins, item.record)
-        if extractor is None:
+        chosen = item.extractor or _extractor_by_type(plugins, item.record, tie_warn)
+        if chosen is None:
             content = catalog.content(item.record)
-            extractor = choose_extractor(plugins, None, item.record, content)
-        key = reuse_key(item, extractor, options)
+            chosen = choose_extractor(plugins, None, item.record, content, tie_warn)
+        key = reuse_key(item, chosen, options)
         old = records.get(item.source)
         if not force and _reusable(old, entries.get(item.source), key, stage):
             assert old is not None
@@ -214,7 +227,7 @@ def extract_sources(
         else:
             if content is None:
                 content = catalog.content(item.record)
-            document = _run_extractor(extractor, _request(item, extractor, content, options), item.source)
+            document = _run_extractor(chosen, _request(item, chosen, content, options), item.source)
             record = {**key, **summary(document)}
             written.append((document, record))
             rows.append({**_row(record), "outcome": "failed" if document.status == "failed" else "extracted"})
@@ -235,10 +248,11 @@ def extract_documents(
     sources: Sequence[str] | None = None,
     options: dict[str, Any] | None = None,
     progress: Callable[[int, int, str], None] | None = None,
+    warn: Warn | None = None,
 ) -> list[Document]:
     """Extract what changed and commit (see ``extract_sources``); returns the documents extracted
     afresh. Sources whose committed document was reused are not among them."""
-    return extract_sources(home, plugins, sources, options, progress).documents
+    return extract_sources(home, plugins, sources, options, progress, warn=warn).documents
 
 
 SUMMARY_FIELDS = ("source", "documentId", "snapshotId", "extractor", "family", "status", "title",

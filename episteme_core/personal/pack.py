@@ -49,7 +49,7 @@ def pack_stages(ctx: RunContext, *, reshard: bool = False) -> dict[str, Any]:
                                 source)
 
         # extraction reuses every document whose snapshot and configuration did not change
-        documents = extract_documents(home, ctx.plugins, None, None, extracted)
+        documents = extract_documents(home, ctx.plugins, None, None, extracted, warn=ctx.warn)
         report["extracted"] = len(documents)
         for document in documents:
             for warning in document.warnings:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import json
-
-import pytest
 
 from episteme_core.canonical import canonical_bytes
 from episteme_core.chunk import chunk_from_json, chunk_id

@@ -34,11 +34,20 @@ def test_diff_reports_documents_sections_and_blocks(tmp_path: Path) -> None:
     assert same["documents"] == []
 
 
-def test_diff_writes_a_file_and_needs_json_for_stdout(tmp_path: Path) -> None:
+def test_diff_writes_a_file_and_needs_json_for_stdout(tmp_path: Path, monkeypatch) -> None:
     old = commit(tmp_path / "old", [make_document("https://e.org/a", [("A", ["x"])])]).root
     out = tmp_path / "diff.json"
     data = ok("diff", "--from", str(old), "--to", str(old), "--out", str(out))
     assert json.loads(out.read_text())["fingerprint"] == data["fingerprint"]
+    assert data["bytes"] == len(out.read_bytes()) and data["outputPath"] == str(out)
+    monkeypatch.chdir(tmp_path)  # without --out: diffs/diff.json under the current folder
+    default = ok("diff", "--from", str(old), "--to", str(old))
+    written = tmp_path / "diffs" / "diff.json"
+    assert default["outputPath"] == str(written) and "artifact" not in default
+    assert written.read_bytes() == out.read_bytes()
+    inline = ok("diff", "--from", str(old), "--to", str(old), "--out", "-")
+    validate(inline["artifact"], "artifact")
+    assert inline["outputPath"] is None and inline["bytes"] == len(out.read_bytes())
     result = invoke("diff", "--from", str(old), "--to", str(old), "--out", "-")
     assert result.exit_code == 2
     missing = invoke("diff", "--from", str(tmp_path / "nope"), "--to", str(old), "--json")

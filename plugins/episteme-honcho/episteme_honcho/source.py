@@ -53,7 +53,8 @@ def session_record(workspace: str, session: dict[str, Any], messages: list[dict[
     if not paragraphs:
         return None
     session_id = str(session["id"])
-    meta = session.get("metadata") if isinstance(session.get("metadata"), dict) else {}
+    raw_meta = session.get("metadata")
+    meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
     title = next((str(meta[k]) for k in ("title", "name") if isinstance(meta.get(k), str)), session_id)
     metadata = {
         "workspace": workspace,

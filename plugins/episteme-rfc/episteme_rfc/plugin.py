@@ -383,9 +383,9 @@ def _rendered(el: Any, labels: dict[str, str]) -> list[str]:
 
 
 def _xref(node: Any, labels: dict[str, str]) -> str:
-    target = node.get("target", "")
+    target = str(node.get("target", ""))
     label = labels.get(target, target)
-    section = node.get("section")
+    section = str(node.get("section") or "")
     if not section:
         return label
     form = node.get("sectionFormat", "of")

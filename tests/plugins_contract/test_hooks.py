@@ -1,0 +1,122 @@
+"""Every hook, exercised: a real plugin found through its entry point, each component driven by the CLI.
+
+One ``test_hook_<name>`` per hookspec (a meta-test in ``tests/kernel/test_docs.py`` holds every hook
+to it). The plugin is ``tests/fixtures/plugins/site-sample``, which imports only ``episteme_core.api``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+from episteme_core.testing import CliResult, invoke, read_chunks, read_documents, store_snapshot, validate
+
+
+def _ok(*args: str, stdin: bytes | None = None) -> CliResult:
+    result = invoke(*args, stdin=stdin)
+    assert result.exit_code == 0, result.stderr
+    if "--json" in args:
+        validate(result.envelope, "cli-envelope")
+    return result
+
+
+def _sample_document(home: Path) -> None:
+    """A snapshot of the sample content type at the sample family's host, extracted and chunked."""
+    store_snapshot(home, "https://sample.example/notes", b"# First\nalpha words\nbeta words\n# Second\ngamma",
+                   content_type="text/x-sample")
+    _ok("--home", str(home), "extract", "--json")
+    _ok("--home", str(home), "chunk", "--json")
+
+
+def test_hook_episteme_sources(plugin_site, home: Path) -> None:
+    """A plugin source becomes ``episteme ingest NAME``; its records get the block kind it declares."""
+    plugin_site("sample")
+    result = _ok("--home", str(home), "--json", "ingest", "sample-source", "first note", "second note")
+    assert result.envelope["data"]["found"] == 1
+    assert result.envelope["data"]["pack"]["status"] == "ok"
+    shown = _ok("--home", str(home), "show", "sample:notes#2")
+    assert shown.stdout.startswith("second note\n")
+    [document] = read_documents(home)
+    assert {block.kind for block in document.blocks()} == {"note"}
+
+
+def test_hook_episteme_extractors(plugin_site, home: Path) -> None:
+    """The plugin's extractor takes its content type, and its family the URLs of its host."""
+    plugin_site("sample")
+    _sample_document(home)
+    [document] = read_documents(home)
+    assert document.provenance.extractor == "sample-extractor" and document.family == "sample-family"
+    assert [s.heading for s in document.sections] == ["First", "Second"]
+    assert document.limits == ["sample-markup-only"]
+    validate(document.to_json(), "document")
+
+
+def test_hook_episteme_chunkers(plugin_site, home: Path) -> None:
+    """The plugin's chunker (priority 10) takes the sample documents from ``window`` (priority 0)."""
+    plugin_site("sample")
+    _sample_document(home)
+    chunks = read_chunks(home)
+    assert {c.chunker for c in chunks} == {"sample-chunker/1"}
+    assert [c.text for c in chunks] == ["alpha words", "beta words", "gamma"]
+    assert all(c.limits == ["sample-markup-only"] for c in chunks)
+    assert all([(d.code, d.level) for d in c.diagnostics] == [("SAMPLE_NOTED", "info")] for c in chunks)
+    for chunk in chunks:
+        validate(chunk.to_json(), "chunk")
+
+
+def test_hook_episteme_indexers(plugin_site, home: Path) -> None:
+    """``episteme index --indexer NAME`` runs the plugin's indexer under the writer lock."""
+    plugin_site("sample")
+    _sample_document(home)
+    result = _ok("--home", str(home), "--json", "index", "--indexer", "sample-indexer")
+    assert result.envelope["data"] == {"indexer": "sample-indexer", "chunks": 3, "reshard": False}
+    unknown = invoke("--home", str(home), "--json", "index", "--indexer", "nope")
+    assert unknown.exit_code == 3 and "sample-indexer" in unknown.envelope["error"]["message"]
+
+
+def test_hook_episteme_readers(plugin_site, home: Path) -> None:
+    """A configured reader of the plugin's kind names paragraphs for ``ask``."""
+    plugin_site("sample")
+    _ok("--home", str(home), "ingest", "sample-source", "the whale swims", "the whale sings",
+        "a ship sails")
+    (home / "config.json").write_text(json.dumps({"readers": [{"name": "last", "kind": "sample-reader"}]}))
+    result = _ok("--home", str(home), "--json", "ask", "whale")
+    data = result.envelope["data"]
+    validate(data, "ask-result")
+    assert [(r["name"], r["kind"]) for r in data["readers"]] == [("last", "sample-reader")]
+    texts = [paragraph["text"] for paragraph in data["paragraphs"]]
+    assert len(texts) == 1 and texts[0] in ("the whale swims", "the whale sings")
+
+
+def test_hook_episteme_exporters(plugin_site, home: Path, tmp_path: Path) -> None:
+    """The export command owns --out: a file written atomically, or the bytes in data.artifact."""
+    plugin_site("sample")
+    _sample_document(home)
+    out = tmp_path / "out" / "ids.json"
+    written = _ok("--home", str(home), "--json", "export", "sample-exporter", "--out", str(out),
+                  "--label", "x")
+    data = written.envelope["data"]
+    body = out.read_bytes()
+    assert json.loads(body) == {"label": "x", "chunks": sorted(c.id for c in read_chunks(home))}
+    assert data["bytes"] == len(body) and data["outputPath"] == str(out) and data["chunks"] == 3
+    assert [p.name for p in out.parent.iterdir()] == ["ids.json"]  # no temp file left
+    inline = _ok("--home", str(home), "--json", "export", "sample-exporter", "--out", "-", "--label", "x")
+    artifact = inline.envelope["data"]["artifact"]
+    validate(artifact, "artifact")
+    assert artifact["encoding"] == "utf-8" and artifact["data"].encode() == body
+    assert inline.envelope["data"]["outputPath"] is None
+    refused = invoke("--home", str(home), "export", "sample-exporter", "--out", "-")
+    assert refused.exit_code == 2 and "--json" in refused.stderr
+    binary = _ok("--home", str(home), "--json", "export", "warc", "--out", "-")
+    warc = binary.envelope["data"]["artifact"]
+    validate(warc, "artifact")
+    assert warc["encoding"] == "base64" and base64.b64decode(warc["data"])[:4] == b"\x1f\x8b\x08\x00"
+
+
+def test_hook_episteme_commands(plugin_site) -> None:
+    """The plugin's command parses its options and returns its outcome through the envelope."""
+    plugin_site("sample")
+    result = _ok("--json", "sample-read", "--input", "-", stdin=b'{"a": [1]}')
+    assert result.envelope["command"] == "sample-read"
+    assert result.envelope["data"] == {"type": "dict"}
