@@ -1,6 +1,6 @@
 """Startup time of the CLI as new processes: `episteme --help` and `episteme --version`.
 
-Target (SPEC §14): under 150 ms on a 2-core machine. Prints a Markdown table for docs/benchmarks.md.
+Target: under 150 ms on a 2-core machine. Prints a Markdown table for docs/benchmarks.md.
 Usage: python bench/startup.py [--runs N]
 """
 

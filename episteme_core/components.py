@@ -203,39 +203,37 @@ _SEQUENCE = (tuple, list)
 CONTRACTS: dict[str, Contract] = {
     "source": Contract(
         "source", Source, {"name": str, "help": str}, (),
-        {"configure": "no ingest subcommand", "ingest": "no ingest subcommand",
-         "ingest_all": "skipped by ingest --all", "description": "help", "block_kind": "paragraph"},
+        {"configure": "with ingest(): episteme ingest NAME",
+         "ingest": "with configure(): episteme ingest NAME", "ingest_all": "ingest --all skips it",
+         "description": "the help line", "block_kind": "paragraph"},
     ),
     "extractor": Contract(
         "extractor", Extractor,
         {"name": str, "version": str, "content_types": _SEQUENCE, "limits": _SEQUENCE}, ("extract",),
-        {"option_names": "()", "priority": str(DEFAULT_PRIORITY)},
+        {"option_names": "reads no run option", "priority": str(DEFAULT_PRIORITY)},
     ),
     "family": Contract(
         "family", Family, {"name": str, "version": str}, ("matches", "section_number"),
-        {"refine_block": "the block unchanged", "authority": "informative", "document_type": "None",
-         "rules": "{}", "structure_text": "False", "structure_xml": "False", "structure_html": "False",
-         "priority": str(DEFAULT_PRIORITY)},
+        {"refine_block": "blocks unchanged", "authority": "informative", "document_type": "none",
+         "rules": "none", "structure_text": "the extractor lays out", "structure_xml": "the extractor "
+         "lays out", "structure_html": "the extractor lays out", "priority": str(DEFAULT_PRIORITY)},
     ),
     "chunker": Contract(
         "chunker", Chunker, {"name": str, "version": str}, ("accepts", "chunk"),
-        {"accepts_json": "the record path", "chunk_rows": "the record path",
-         "priority": str(DEFAULT_PRIORITY), "help": "''"},
+        {"accepts_json": "accepts() on the record", "chunk_rows": "chunk() on the record",
+         "priority": str(DEFAULT_PRIORITY), "help": "none"},
     ),
-    "indexer": Contract(
-        "indexer", Indexer, {"name": str, "help": str}, ("build",), {"open": "not queryable"},
-    ),
+    "indexer": Contract("indexer", Indexer, {"name": str, "help": str}, ("build",), {"open": "none"}),
     "reader": Contract("reader", ReaderKind, {"name": str, "description": str}, ("open",)),
     "exporter": Contract(
         "exporter", Exporter, {"name": str, "help": str, "media_type": str}, ("configure", "export"),
+        {"description": "the help line"},
     ),
     "command": Contract(
         "command", CommandLike, {"name": str, "help": str}, ("configure", "run"),
-        {"description": "help"},
+        {"description": "the help line"},
     ),
 }
-
-KINDS = tuple(CONTRACTS)
 
 
 def missing_members(component: Any, kind: str) -> list[str]:
@@ -293,3 +291,14 @@ def warn_once(warn: Callable[..., None]) -> Callable[..., None]:
         warn(code, message, **extra)
 
     return report
+
+
+def contract_table() -> str:
+    """The contracts as the Markdown table ``docs/plugins.md`` shows (a test keeps the two equal)."""
+    lines = ["| kind | required | optional (what the kernel assumes without it) |", "|---|---|---|"]
+    for kind, contract in CONTRACTS.items():
+        required = [f"`{name}`" for name in contract.attributes]
+        required += [f"`{name}()`" for name in contract.methods]
+        optional = [f"`{name}` ({default})" for name, default in contract.optional.items()]
+        lines.append(f"| {kind} | {', '.join(required)} | {', '.join(optional) or '–'} |")
+    return "\n".join(lines) + "\n"

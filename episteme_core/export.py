@@ -49,9 +49,6 @@ class _Counting:
     def flush(self) -> None:
         self.inner.flush()
 
-    def tell(self) -> int:
-        return self.size
-
 
 Produce = Callable[[IO[bytes]], Mapping[str, Any]]
 

@@ -1,9 +1,15 @@
 """Every extension point of episteme, documented in place. Start reading here.
 
-Each hook hands the plugin a ``register`` callback. A plugin calls it once per component it offers;
-a component is any object with a ``name`` attribute (a string, unique within its kind). The kernel
-owns the registry: it records which plugin registered what, reports two components of one kind with
-one name as an error naming both plugins, and lists everything in ``episteme plugins``.
+Each hook hands the plugin a ``register`` callback. A plugin calls it once per component it offers.
+Each kind of component has a contract (``episteme_core.components``: a Protocol, and the members the
+registry checks); a component is checked as it registers, and one that lacks a required member is
+refused there, named with its plugin on ``episteme plugins``, while everything else keeps working.
+The kernel owns the registry: it records which plugin registered what, reports two components of
+one kind with one name as an error naming both plugins, and lists everything in ``episteme plugins``.
+Where several components could take one input, the highest ``priority`` wins (default 0); a tie
+is a ``COMPONENT_TIE`` warning naming both.
+
+A plugin imports only ``episteme_core.api`` (its tests also ``episteme_core.testing``).
 
 Hooks are called once per process, when the plugin manager loads, before any command runs. A hook
 must be cheap: import heavy libraries inside the component's methods, never at module import or in
@@ -30,63 +36,72 @@ class Register(Protocol):
 
 @hookspec
 def episteme_sources(register: Register) -> None:
-    """Register capture sources (http, file, warc, books, claude, git, honcho, intent, ...).
+    """Register capture sources (builtins: http, file, warc, books, claude, intent).
 
     A source turns something outside the home (a URL, a file, a transcript, a repository) into
-    snapshots in the store. Called at load; the source runs only inside a writing command, under
-    the writer lock, and must store bytes only through the kernel's store API.
+    snapshots in the store. Contract: ``components.Source`` (``name``, ``help``); with
+    ``configure(parser)`` and ``ingest(args, ctx)`` it is ``episteme ingest NAME``. Called at load;
+    the source runs only inside ``ctx.writing()`` (re-entrant, so it may take it itself) and stores
+    bytes only through the snapshots writer (``SnapshotWriter``, ``run_ingest``).
     """
 
 
 @hookspec
 def episteme_extractors(register: Register) -> None:
-    """Register content extractors (``kind="extractor"``: html, pdf, text, xml) and families
-    (``kind="family"``: generic, w3c, whatwg, rfc, ...) that tune extraction for a kind of document.
+    """Register content extractors (``kind="extractor"``; builtins html, pdf, text, xml, record) and
+    families (``kind="family"``; builtin generic) that tune extraction for a kind of document.
 
-    An extractor turns a snapshot's bytes into a document of sections and blocks, offline. A family
-    supplies rules (which sections are informative, how anchors are named); its rules are hashed
-    into the document's configuration sha256. Extractors never fetch anything.
+    An extractor (``components.Extractor``) turns a snapshot's bytes into a document of sections and
+    blocks, offline; the one of highest priority for the content type is used. A family
+    (``components.Family``) supplies rules (which sections are informative, how anchors are named),
+    hashed into the document's configuration sha256. Extractors never fetch anything.
     """
 
 
 @hookspec
 def episteme_chunkers(register: Register) -> None:
-    """Register chunkers: the window chunker for documents, the paragraph chunker for records.
+    """Register chunkers (builtins: window for documents, paragraph for records).
 
-    A chunker turns committed documents into bounded chunks that keep the citation of every block
-    they cover. Its output must depend only on its input, its version and its options.
+    A chunker (``components.Chunker``) turns the committed documents it ``accepts`` into bounded
+    chunks that keep the citation of every block they cover, built with ``build_chunks`` or
+    ``cut_rows``. Each document goes to the accepting chunker of highest priority. Its output must
+    depend only on its input, its version and its options.
     """
 
 
 @hookspec
 def episteme_indexers(register: Register) -> None:
-    """Register indexers: the BM25 shard indexer, and others that may follow.
+    """Register indexers (builtin: bm25), run by ``episteme index --indexer NAME``.
 
-    An indexer builds frozen shards from committed chunks and answers ranked lookups over them.
-    Shards record the fingerprint of what they were built from, so stale shards are refused.
+    An indexer (``components.Indexer``) builds frozen shards from committed chunks under the writer
+    lock and returns a report. Shards record the fingerprint of what they were built from, so stale
+    shards are refused.
     """
 
 
 @hookspec
 def episteme_readers(register: Register) -> None:
-    """Register readers for ``ask`` (bm25, http, llama, ...).
+    """Register reader kinds for ``ask`` (builtins: bm25, http).
 
-    A reader receives one shard's labelled paragraphs and a question and returns the labels that bear
-    on it. It only names: text it writes is never returned to the user.
+    A reader kind (``components.ReaderKind``) opens readers from ``config.json`` entries; a reader
+    receives one shard's labelled paragraphs and a question and returns the labels that bear on it.
+    It only names: text it writes is never returned to the user.
     """
 
 
 @hookspec
 def episteme_exporters(register: Register) -> None:
-    """Register exporters: graph views and exports, the WARC writer, and so on.
+    """Register exporters (builtin: warc), each ``episteme export NAME --out FILE|-``.
 
-    An exporter reads committed artifacts and writes a derived file; it never changes the stages.
+    An exporter (``components.Exporter``) reads committed artifacts and writes the bytes of a derived
+    file to the stream it is given; the export command owns ``--out``, atomic writes and
+    ``data.artifact``. It never changes the stages.
     """
 
 
 @hookspec
 def episteme_commands(register: Register) -> None:
-    """Register CLI subcommands as ``episteme_core.cli.Command`` records (e.g. ``graph``).
+    """Register CLI subcommands as ``episteme_core.api.Command`` records.
 
     A command parses its options in ``configure(parser)`` and does its work in ``run(args, ctx)``,
     calling a library function and returning an ``Outcome``; the kernel renders text or the envelope.

@@ -10,6 +10,7 @@ from typing import BinaryIO
 from episteme_core.errors import EpistemeError
 
 MIB = 1024 * 1024
+GIB = 1024 * MIB
 DEFAULT_MAX_INPUT_BYTES = 64 * MIB
 
 

@@ -120,7 +120,9 @@ def record(home_root: Path, line: TelemetryLine) -> bool:
     if not enabled() or not home_root.is_dir():
         return False
     try:
-        append_line(home_root / "telemetry.jsonl", unstructure(line))
+        from episteme_core.store.home import Home
+
+        append_line(Home(home_root).telemetry_path, unstructure(line))
     except OSError:
         return False
     return True

@@ -15,10 +15,6 @@ from episteme_core.hookspecs import Register, hookimpl
 if TYPE_CHECKING:
     from episteme_core.cli.context import Context
 
-DEFAULT_BUDGET = 12_000
-DEFAULT_CANDIDATES = 20
-
-
 class _LazyKind:
     """A reader kind whose module is imported only when a reader of it is opened."""
 
@@ -43,14 +39,23 @@ def episteme_readers(register: Register) -> None:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
+    from episteme_core.ask.run import (
+        DEFAULT_BUDGET,
+        DEFAULT_CANDIDATES,
+        MAX_BUDGET,
+        MAX_CANDIDATES,
+        MIN_BUDGET,
+        MIN_CANDIDATES,
+    )
     from episteme_core.cli.parser import add_int_option
 
     parser.add_argument("--reader", metavar="NAME",
                         help="a reader named in config.json, or a reader kind such as bm25 "
                              "(default: every configured reader, else bm25)")
-    add_int_option(parser, "--budget", default=DEFAULT_BUDGET, low=1, high=10_000_000,
+    add_int_option(parser, "--budget", default=DEFAULT_BUDGET, low=MIN_BUDGET, high=MAX_BUDGET,
                    help="total characters of paragraphs in an answer; whole paragraphs only")
-    add_int_option(parser, "--candidates", default=DEFAULT_CANDIDATES, low=1, high=200,
+    add_int_option(parser, "--candidates", default=DEFAULT_CANDIDATES, low=MIN_CANDIDATES,
+                   high=MAX_CANDIDATES,
                    help="BM25 candidates per shard handed to the reader")
 
 

@@ -14,12 +14,10 @@ from episteme_core.cli.command import Command, Outcome
 from episteme_core.cli.parser import add_int_option
 from episteme_core.errors import EpistemeError
 from episteme_core.hookspecs import Register, hookimpl
+from episteme_core.inputs import GIB, MIB
 
 if TYPE_CHECKING:
     from episteme_core.cli.context import Context
-
-MIB = 1024 * 1024
-GIB = 1024 * MIB
 
 
 def _add_snapshots_option(parser: argparse.ArgumentParser) -> None:

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 
 from episteme_core.cli.command import Command, Outcome
 from episteme_core.hookspecs import Register, hookimpl
+from episteme_core.inputs import GIB
 
 if TYPE_CHECKING:
     from episteme_core.cli.context import Context
 
-GIB = 1024 * 1024 * 1024
 
 
 def add_pack_option(parser: argparse.ArgumentParser) -> None:

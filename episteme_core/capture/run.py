@@ -1,6 +1,6 @@
 """``episteme snapshot``: fetch every manifest entry within its bounds and record what changed.
 
-Exit policy (SPEC §4 leaves it to us): a run with some failures commits the successes, reports every
+Exit policy: a run with some failures commits the successes, reports every
 failure in ``data.sources`` and as a warning, and succeeds (exit 0). It fails, committing nothing,
 when every source failed, or at the first failure under ``--fail-fast``; the exit status is then the
 failed source's code (for "all failed", the first failure's code).

@@ -313,10 +313,6 @@ def _chunk_home(
     )
 
 
-def read_chunks_index(home: Home) -> StageIndex | None:
-    return chunks_stage(home).read_index()
-
-
 def iter_chunk_objects(home: Home, index: StageIndex | None = None) -> Iterator[dict[str, Any]]:
     """Each document's chunk object as JSON, hash-verified (fast path: the bytes are ours, canonical)."""
     stage = chunks_stage(home)

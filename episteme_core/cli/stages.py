@@ -1,6 +1,6 @@
 """Per-command stage locations (``--snapshots``, ``--documents``, ``--chunks``, ``--index``).
 
-SPEC §2: callers who keep a stage elsewhere name it per command; the home keeps everything else.
+Callers who keep a stage elsewhere name it per command; the home keeps everything else.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""The extractor and family contract: what ``episteme_extractors`` components look like.
+"""What extractors receive (``ExtractRequest``) and the ``Family`` base class families subclass.
 
-An **extractor** (``kind="extractor"``) has ``name``, ``version``, ``content_types`` (media types it
+The contracts themselves are ``episteme_core.components.Extractor`` and ``Family``. An **extractor**
+(``kind="extractor"``) has ``name``, ``version``, ``content_types`` (media types it
 reads), ``limits`` (what it cannot see) and ``extract(request) -> Document``. It works offline on
 the bytes in the request and never raises for bad content: a damaged source gives a document with
 status ``partial`` or ``failed`` and a diagnostic naming the cause.

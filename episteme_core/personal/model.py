@@ -9,11 +9,11 @@ from typing import Any
 import attrs
 
 from episteme_core.canonical import canonical_bytes, loads_strict
+from episteme_core.document import CONTENT_TRUST as CONTENT_TRUST  # one label for all source text
 from episteme_core.errors import EpistemeError
 from episteme_core.personal.defaults import RECORD_CONTENT_TYPE as RECORD_CONTENT_TYPE
 
 RECORD_SCHEMA_VERSION = "1"
-CONTENT_TRUST = "untrusted-source"
 MAX_ID_CHARS = 1024
 
 # Paragraph kinds kept in the record but left out of ``ask`` unless asked for.

@@ -50,13 +50,6 @@ def load_record(catalog: SnapshotCatalog, snapshot: SnapshotRecord) -> Record:
     return record_from_bytes(catalog.content(snapshot), source=where)
 
 
-def latest_record(catalog: SnapshotCatalog, record_id: str) -> Record | None:
-    """The latest stored version of ``record_id``, or None when it was never stored."""
-    if not catalog.has_source(record_id):
-        return None
-    return load_record(catalog, catalog.latest(record_id))
-
-
 def known_ids(home: Home, prefix: str = "") -> set[str]:
     """Record ids already stored that start with ``prefix`` (for incremental sources)."""
     from episteme_core.snapshots import read_catalog

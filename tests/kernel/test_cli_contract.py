@@ -1,4 +1,4 @@
-"""The CLI contract (SPEC §3): envelope, codes and exit statuses, help, version, no tracebacks."""
+"""The CLI contract: envelope, codes and exit statuses, help, version, no tracebacks."""
 
 from __future__ import annotations
 

@@ -43,3 +43,17 @@ def test_every_hookspec_is_exercised_by_a_test() -> None:
     plugin_tests = (ROOT / "tests" / "kernel" / "test_plugins.py").read_text("utf-8")
     assert '@pytest.mark.parametrize("hook", HOOKS)' in plugin_tests
     assert sorted(HOOK_KINDS) == sorted(n for n in dir(hookspecs) if n.startswith("episteme_"))
+
+
+def test_the_plugin_guide_shows_the_contracts_the_registry_checks() -> None:
+    from episteme_core.components import contract_table
+
+    guide = (ROOT / "docs" / "plugins.md").read_text("utf-8")
+    assert contract_table() in guide, "docs/plugins.md: regenerate the table from components.contract_table()"
+
+
+def test_the_architecture_page_lists_every_module() -> None:
+    page = (ROOT / "docs" / "architecture.md").read_text("utf-8")
+    for path in sorted((ROOT / "episteme_core").rglob("*.py")):
+        module = path.relative_to(ROOT / "episteme_core").as_posix()
+        assert f"| `{module}` |" in page, f"docs/architecture.md does not list episteme_core/{module}"

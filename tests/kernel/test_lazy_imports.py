@@ -1,4 +1,4 @@
-"""Heavy libraries load only when a command needs them, so `episteme --help` starts fast (SPEC §14).
+"""Heavy libraries load only when a command needs them, so `episteme --help` starts fast (under 150 ms).
 
 The speed itself is measured in bench/startup.py, never asserted; this test guards the cause.
 """
