@@ -21,12 +21,6 @@ from episteme_core.document import CONTENT_TRUST, Span
 CHUNK_SCHEMA_VERSION = "1"
 SEPARATOR = "\n\n"
 
-# Chunking options (``--max-chars``, ``--overlap-chars``): defaults and ranges, defined once.
-DEFAULT_MAX_CHARS = 6000
-DEFAULT_OVERLAP_CHARS = 400
-MIN_MAX_CHARS, MAX_MAX_CHARS = 256, 100_000
-MAX_OVERLAP_CHARS = 10_000
-
 
 @attrs.frozen
 class ChunkBlock:

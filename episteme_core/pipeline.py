@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from episteme_core.chunk import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
+from episteme_core.defaults import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
 
 if TYPE_CHECKING:
     from episteme_core.capture.http import FetchSettings

@@ -18,12 +18,10 @@ import attrs
 
 from episteme_core.ask.answer import AnswerParagraph, Named, Omitted, StoredParagraph, assemble, parse_time
 from episteme_core.ask.reader import Candidate, Reader, ReaderSpec, ReadRequest
+from episteme_core.defaults import DEFAULT_BUDGET as DEFAULT_BUDGET  # defined once, for the CLI too
+from episteme_core.defaults import DEFAULT_CANDIDATES as DEFAULT_CANDIDATES
 from episteme_core.errors import EpistemeError
 
-DEFAULT_BUDGET = 12_000
-MIN_BUDGET, MAX_BUDGET = 1, 10_000_000
-DEFAULT_CANDIDATES = 20
-MIN_CANDIDATES, MAX_CANDIDATES = 1, 200
 MAX_QUESTION_CHARS = 4_000
 MARKED_KINDS = frozenset({"thinking", "tool_call", "tool_result"})
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")

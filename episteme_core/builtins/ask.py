@@ -39,7 +39,8 @@ def episteme_readers(register: Register) -> None:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    from episteme_core.ask.run import (
+    from episteme_core.cli.parser import add_int_option
+    from episteme_core.defaults import (
         DEFAULT_BUDGET,
         DEFAULT_CANDIDATES,
         MAX_BUDGET,
@@ -47,7 +48,6 @@ def _common(parser: argparse.ArgumentParser) -> None:
         MIN_BUDGET,
         MIN_CANDIDATES,
     )
-    from episteme_core.cli.parser import add_int_option
 
     parser.add_argument("--reader", metavar="NAME",
                         help="a reader named in config.json, or a reader kind such as bm25 "

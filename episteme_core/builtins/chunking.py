@@ -14,14 +14,14 @@ if TYPE_CHECKING:
 
 def add_chunk_options(parser: argparse.ArgumentParser) -> None:
     """``--max-chars``, ``--overlap-chars`` and ``--chunker`` (shared with ``pipeline``)."""
-    from episteme_core.chunk import (
+    from episteme_core.cli.parser import add_int_option
+    from episteme_core.defaults import (
         DEFAULT_MAX_CHARS,
         DEFAULT_OVERLAP_CHARS,
         MAX_MAX_CHARS,
         MAX_OVERLAP_CHARS,
         MIN_MAX_CHARS,
     )
-    from episteme_core.cli.parser import add_int_option
 
     add_int_option(parser, "--max-chars", default=DEFAULT_MAX_CHARS, low=MIN_MAX_CHARS, high=MAX_MAX_CHARS,
                    help="longest chunk in characters")

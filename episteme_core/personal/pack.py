@@ -16,8 +16,8 @@ if TYPE_CHECKING:
 
 def _chunk_options(home: Home) -> tuple[int, int]:
     """The options the chunks were last cut with (so a pack never re-cuts everything), else defaults."""
-    from episteme_core.chunk import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
     from episteme_core.chunking import chunks_stage
+    from episteme_core.defaults import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
 
     index = chunks_stage(home).read_index()
     options = (index.meta.get("options") if index else None) or {}

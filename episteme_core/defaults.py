@@ -1,0 +1,17 @@
+"""Defaults and ranges of options that both the library and the CLI use, defined once.
+
+A module of constants only, so the CLI can show them in ``--help`` without importing the modules
+that use them (those cost milliseconds a new process does not need).
+"""
+
+# Chunking (``chunk``, ``pipeline``, ``ingest``).
+DEFAULT_MAX_CHARS = 6000
+DEFAULT_OVERLAP_CHARS = 400
+MIN_MAX_CHARS, MAX_MAX_CHARS = 256, 100_000
+MAX_OVERLAP_CHARS = 10_000
+
+# Ask (``ask``, ``eval``).
+DEFAULT_BUDGET = 12_000
+MIN_BUDGET, MAX_BUDGET = 1, 10_000_000
+DEFAULT_CANDIDATES = 20
+MIN_CANDIDATES, MAX_CANDIDATES = 1, 200
