@@ -1,6 +1,6 @@
 """Retrieval benchmark: chunk, index and query a synthetic corpus; raw bm25s on the same tokens beside it.
 
-    python bench/retrieval.py                 # 20,000 chunks (the targets: chunking < 1 s, index < 2 s, cold query < 150 ms)
+    python bench/retrieval.py                 # 20,000 chunks (chunk < 1 s, index < 2 s, query < 150 ms)
     python bench/retrieval.py --chunks 1000000 --cold-runs 5
 
 Prints a Markdown table for docs/benchmarks.md: chunking, index build, cold CLI query (a new

@@ -44,7 +44,8 @@ def test_the_contract_protocols_and_helpers_a_plugin_needs_are_public() -> None:
 
 
 def test_importing_the_api_loads_nothing_it_names() -> None:
-    code = "import sys, episteme_core.api; print(sorted(m for m in sys.modules if m.startswith('episteme_core')))"
+    code = ("import sys, episteme_core.api; "
+            "print(sorted(m for m in sys.modules if m.startswith('episteme_core')))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert eval(loaded) == ["episteme_core", "episteme_core.api"]
 
@@ -54,7 +55,7 @@ def test_the_plugins_lint_rule_bans_every_other_kernel_module() -> None:
     banned = set(config["lint"]["flake8-tidy-imports"]["banned-api"])
     kernel = {f"episteme_core.{p.stem if p.suffix == '.py' else p.name}"
               for p in (ROOT / "episteme_core").iterdir()
-              if (p.suffix == ".py" or (p.is_dir() and (p / "__init__.py").exists())) and p.stem != "__init__"}
+              if (p.suffix == ".py" or (p / "__init__.py").exists()) and p.stem != "__init__"}
     assert banned == kernel - {"episteme_core.api", "episteme_core.testing"}
     fixtures = (ROOT / "tests" / "fixtures" / "plugins" / "ruff.toml").read_text("utf-8")
     assert 'extend = "../../../plugins/ruff.toml"' in fixtures
