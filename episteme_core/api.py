@@ -81,6 +81,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ask": ("episteme_core.ask.run", "ask"),
     "MemoryShard": ("episteme_core.ask.memory", "MemoryShard"),
     "MemoryChunk": ("episteme_core.ask.memory", "MemoryChunk"),
+    # MCP tools for episteme serve.
+    "Tool": ("episteme_core.serve.tools", "Tool"),
+    "ToolCall": ("episteme_core.serve.tools", "ToolCall"),
 }
 
 __all__ = sorted(_EXPORTS)
@@ -150,5 +153,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time names load laz
     from episteme_core.personal.sources import outcome as ingest_outcome
     from episteme_core.personal.store import known_ids
     from episteme_core.personal.text import decode_text, split_paragraphs
+    from episteme_core.serve.tools import Tool, ToolCall
     from episteme_core.snapshots import SnapshotCatalog, read_catalog
     from episteme_core.store.home import Home
