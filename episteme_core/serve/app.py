@@ -70,7 +70,9 @@ def served_tools(plugins: Any, warn: Callable[[str, str], None]) -> list[ToolLik
 def bind(address: Address, port: int) -> socket.socket:
     """A listening socket on ``address:port`` (0: any free port)."""
     family = socket.AF_INET6 if address.ip.version == 6 else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets whose protocol says TCP, and
+    # without it every reply on a kept-alive connection waits ~40 ms for a delayed ACK (Nagle).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((str(address.ip), port))
