@@ -24,21 +24,24 @@ class ToolCall:
     """What one call of a tool gets: the home, the plugins, the server's shards, and its warnings.
 
     ``shard_set()`` returns the server's open shards, checked fresh (``STALE_INDEX`` otherwise) and
-    reopened only when a commit changed them; one call should ask for it once and use that set
-    throughout, so that its answer comes from one commit.
+    reopened only when a commit changed them. Within one call it always returns the same set, so an
+    answer comes from one commit however often the tool asks.
     """
 
     home: Home
     plugins: Plugins
     open_shards: Callable[[], ShardSet]
     warnings: list[dict[str, Any]] = attrs.field(factory=list)
+    _shards: ShardSet | None = attrs.field(default=None, init=False)
 
     def warn(self, code: str, message: str, **extra: Any) -> None:
         """Report a warning with the result (the CLI's envelope ``warnings``)."""
         self.warnings.append({"code": code, "message": message, **extra})
 
     def shard_set(self) -> ShardSet:
-        return self.open_shards()
+        if self._shards is None:
+            self._shards = self.open_shards()
+        return self._shards
 
 
 class ToolLike(Protocol):

@@ -56,3 +56,15 @@ def test_a_capture_after_the_shards_makes_them_stale_as_the_cli_says(home: Home)
     with pytest.raises(EpistemeError) as again:  # not cached: refused each time until indexed
         cache.get()
     assert again.value.message == refused.value.message
+
+
+def test_one_call_keeps_the_set_it_first_got_even_after_a_commit(home: Home) -> None:
+    from episteme_core.plugins import load_plugins
+    from episteme_core.serve.tools import ToolCall
+
+    cache = ShardCache(home)
+    call = ToolCall(home=home, plugins=load_plugins(), open_shards=cache.get)
+    first = call.shard_set()
+    assert invoke("--home", str(home.root), "ingest", "--reshard").exit_code == 0
+    assert call.shard_set() is first  # the call's answer stays within one commit
+    assert cache.get() is not first  # the next call sees the new commit
