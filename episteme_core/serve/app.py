@@ -27,6 +27,7 @@ DEFAULT_PORT = 18113
 DEFAULT_MAX_INFLIGHT, MAX_INFLIGHT = 32, 1024
 DEFAULT_MAX_BODY_BYTES, MIN_BODY_BYTES, MAX_BODY_BYTES = 64 * 1024, 1024, 16 * 1024 * 1024
 DRAIN_SECONDS = 30
+CONNECTIONS_PER_SLOT = 4  # open connections (idle keep-alive ones too) allowed per request in flight
 Announce = Callable[[str, dict[str, Any]], None]
 
 
@@ -144,6 +145,7 @@ def serve(home: Any, plugins: Any, options: ServeOptions, *, announce: Announce,
 
     config = uvicorn.Config(guarded, log_config=None, log_level="warning", access_log=False, lifespan="on",
                             http="h11", ws="none", server_header=False,
+                            limit_concurrency=CONNECTIONS_PER_SLOT * options.max_inflight + 16,
                             timeout_graceful_shutdown=DRAIN_SECONDS)
     try:
         asyncio.run(Server(config).serve(sockets=[sock]))
