@@ -111,6 +111,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ask": ("episteme_core.ask.run", "ask"),
     "MemoryShard": ("episteme_core.ask.memory", "MemoryShard"),
     "MemoryChunk": ("episteme_core.ask.memory", "MemoryChunk"),
+    # MCP tools for episteme serve.
+    "Tool": ("episteme_core.serve.tools", "Tool"),
+    "ToolCall": ("episteme_core.serve.tools", "ToolCall"),
 }
 
 # Spelled out (not computed) so type checkers see every re-export; a test keeps it equal to _EXPORTS.
@@ -121,7 +124,7 @@ __all__ = [
     "Exporter", "ExtractRequest", "Extractor", "Family", "Home", "Indexer", "IngestSource", "MemoryChunk",
     "MemoryShard", "Outcome", "Paragraph", "ProgressSink", "Provenance", "ReadError", "ReadReply",
     "ReadRequest", "Reader", "ReaderKind", "ReaderSpec", "Record", "Register", "RunContext", "Section",
-    "SnapshotCatalog", "SnapshotWriter", "Source", "Span", "Window", "__version__", "add_int_option",
+    "SnapshotCatalog", "SnapshotWriter", "Source", "Span", "Tool", "ToolCall", "Window", "__version__", "add_int_option",
     "add_pack_option", "ask", "build_chunks", "build_record", "canonical_bytes", "canonical_text",
     "chunks_from_rows", "cut_rows", "decode_source", "decode_text", "extract_ids", "fingerprint",
     "from_timestamp", "hookimpl", "id_segment", "ingest_outcome", "iter_chunk_rows", "known_ids",
@@ -235,4 +238,6 @@ if TYPE_CHECKING:
     from episteme_core.snapshots import SnapshotWriter as SnapshotWriter
     from episteme_core.snapshots import make_identity as make_identity
     from episteme_core.snapshots import read_catalog as read_catalog
+    from episteme_core.serve.tools import Tool as Tool
+    from episteme_core.serve.tools import ToolCall as ToolCall
     from episteme_core.store.home import Home as Home

@@ -106,3 +106,13 @@ def episteme_commands(register: Register) -> None:
     A command parses its options in ``configure(parser)`` and does its work in ``run(args, ctx)``,
     calling a library function and returning an ``Outcome``; the kernel renders text or the envelope.
     """
+
+
+@hookspec
+def episteme_tools(register: Register) -> None:
+    """Register MCP tools that ``episteme serve`` offers beside query, ask, show, sources and verify.
+
+    A tool (``episteme_core.api.Tool``) has a name, a description, a JSON Schema for its arguments and
+    ``run(arguments, call)``, called in a server worker thread with checked arguments; it returns a
+    JSON object and refuses by raising ``EpistemeError``. A tool never writes to the home.
+    """

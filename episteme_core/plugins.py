@@ -33,6 +33,7 @@ HOOK_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "episteme_readers": ("reader", ("reader",)),
     "episteme_exporters": ("exporter", ("exporter",)),
     "episteme_commands": ("command", ("command",)),
+    "episteme_tools": ("tool", ("tool",)),
 }
 
 

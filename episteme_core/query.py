@@ -14,7 +14,7 @@ import attrs
 
 from episteme_core.errors import EpistemeError
 from episteme_core.index.analyzer import query_terms
-from episteme_core.index.shards import Filters, open_shards
+from episteme_core.index.shards import Filters, ShardSet, open_shards
 from episteme_core.store.home import Home
 
 if TYPE_CHECKING:
@@ -109,6 +109,18 @@ def check_term(term: str | None) -> str:
             details={"maxChars": MAX_TERM_CHARS},
         )
     return term
+
+
+def check_since(value: str | None) -> str | None:
+    """``--since`` as given when it is an ISO 8601 date or time (or absent); else ``INVALID_USAGE``."""
+    if value is None:
+        return None
+    from episteme_core.index.build import epoch_seconds
+
+    if epoch_seconds(value) != epoch_seconds(value):  # NaN: not a date
+        raise EpistemeError("INVALID_USAGE", f"--since {value!r} is not an ISO 8601 date or time",
+                            hint="for example --since 2026-01-31 or --since 2026-01-31T12:00:00Z")
+    return value
 
 
 def snippet_window(text: str, terms: list[str], max_chars: int) -> tuple[int, int]:
@@ -246,15 +258,20 @@ def query(
     limit: int = DEFAULT_LIMIT,
     offset: int = 0,
     max_chars: int = DEFAULT_MAX_CHARS,
+    shard_set: ShardSet | None = None,
 ) -> QueryResult:
-    """Rank the home's fresh shards for ``term``; a page of cited results sorted (-score, chunk id)."""
+    """Rank the home's fresh shards for ``term``; a page of cited results sorted (-score, chunk id).
+
+    ``shard_set`` (shards already opened and checked fresh, as the MCP server keeps them) replaces
+    opening the home's shards for this one query."""
     text = check_term(term)
     filters = filters or Filters()
     if not 1 <= limit <= MAX_LIMIT or not 0 <= offset <= MAX_OFFSET or not (
         MIN_MAX_CHARS <= max_chars <= MAX_MAX_CHARS
     ):
         raise EpistemeError("INVALID_USAGE", "limit, offset or max-chars out of range")
-    shard_set = open_shards(home)
+    if shard_set is None:
+        shard_set = open_shards(home)
     terms = query_terms(text)
 
     def empty(reason: str, total: int = 0) -> QueryResult:

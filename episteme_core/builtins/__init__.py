@@ -15,4 +15,5 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "episteme_core.builtins.chunking",
     "episteme_core.builtins.indexing",
     "episteme_core.builtins.retrieval",
+    "episteme_core.builtins.serve",
 )

@@ -40,21 +40,10 @@ def _configure_verify(parser: argparse.ArgumentParser) -> None:
 
 def _run_verify(args: argparse.Namespace, ctx: Context) -> Outcome:
     from episteme_core.convert import unstructure
-    from episteme_core.errors import EpistemeError
-    from episteme_core.store.verify import verify_home
+    from episteme_core.store.verify import check_home
 
-    report = verify_home(ctx.home)
-    for note in report.notes:
-        ctx.warn(note.code, f"{note.path}: {note.message}")
+    report = check_home(ctx.home, ctx.warn)
     checked = ", ".join(f"{n} {what}" for what, n in sorted(report.checked.items())) or "nothing"
-    if report.problems:
-        listing = "\n".join(f"  {p.code} {p.path}: {p.message}" for p in report.problems)
-        raise EpistemeError(
-            "INVALID_INPUT",
-            f"{len(report.problems)} problem(s) in {report.home}:\n{listing}",
-            details={"home": report.home, "problems": unstructure(report.problems)},
-            hint="restore the named files from a backup or re-run the stage that wrote them",
-        )
     return Outcome(
         data=unstructure(report),
         text=f"{report.home}: no problems ({checked} checked)",

@@ -150,13 +150,9 @@ def _configure_sources(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_sources(args: argparse.Namespace, ctx: Context) -> Outcome:
-    from episteme_core.personal.library import STALE_HINT, list_sources, render_sources
+    from episteme_core.personal.library import list_sources, render_sources
 
-    data = list_sources(ctx.home)
-    if data["behind"]:
-        behind = [row["source"] for row in data["sources"] if row["behind"]]
-        ctx.warn("SHARDS_BEHIND", f"shards of {', '.join(behind)} are behind the log: {STALE_HINT}",
-                 sources=behind)
+    data = list_sources(ctx.home, warn=ctx.warn)
     return Outcome(data=data, text=render_sources(data))
 
 

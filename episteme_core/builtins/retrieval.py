@@ -40,14 +40,9 @@ def _configure_query(parser: argparse.ArgumentParser) -> None:
 
 
 def _since(value: str | None) -> str | None:
-    if value is None:
-        return None
-    from episteme_core.index.build import epoch_seconds
+    from episteme_core.query import check_since
 
-    if epoch_seconds(value) != epoch_seconds(value):  # NaN: not a date
-        raise EpistemeError("INVALID_USAGE", f"--since {value!r} is not an ISO 8601 date or time",
-                            hint="for example --since 2026-01-31 or --since 2026-01-31T12:00:00Z")
-    return value
+    return check_since(value)
 
 
 def _run_query(args: argparse.Namespace, ctx: Context) -> Outcome:

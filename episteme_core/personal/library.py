@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from episteme_core.errors import EpistemeError
@@ -21,8 +22,10 @@ _REF = re.compile(r"^(?P<id>[^#]+)(?:#(?P<n>[^#]*))?$")
 # sources ------------------------------------------------------------------------------------
 
 
-def list_sources(home: Home) -> dict[str, Any]:
-    """Each capture kind in the store: records, paragraphs, bytes, time span, shards, behind."""
+def list_sources(home: Home, warn: Callable[..., None] | None = None) -> dict[str, Any]:
+    """Each capture kind in the store: records, paragraphs, bytes, time span, shards, behind.
+
+    With ``warn``, sources whose shards are behind the log are also reported as ``SHARDS_BEHIND``."""
     from episteme_core.personal.shards import shard_status
     from episteme_core.snapshots import read_catalog
     from episteme_core.store.log import Log
@@ -58,6 +61,9 @@ def list_sources(home: Home) -> dict[str, Any]:
             row.update({"shards": 0, "shardStatus": "missing", "behind": True})
     ordered = [rows[kind] for kind in sorted(rows)]
     behind = any(row["behind"] for row in ordered)
+    if behind and warn is not None:
+        late = [row["source"] for row in ordered if row["behind"]]
+        warn("SHARDS_BEHIND", f"shards of {', '.join(late)} are behind the log: {STALE_HINT}", sources=late)
     return {
         "sources": ordered,
         "records": sum(row["records"] for row in ordered),

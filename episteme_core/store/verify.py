@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -51,6 +52,25 @@ def verify_home(home: Home) -> VerifyReport:
     for name in STAGES:
         _verify_stage(Stage(home, name), blobs, report)
     _note_temp_files(home, report)
+    return report
+
+
+def check_home(home: Home, warn: Callable[[str, str], None]) -> VerifyReport:
+    """``verify_home`` as ``episteme verify`` (and its MCP tool) report it: each note through ``warn``,
+    and ``INVALID_INPUT`` listing every problem when there is one."""
+    from episteme_core.convert import unstructure
+
+    report = verify_home(home)
+    for note in report.notes:
+        warn(note.code, f"{note.path}: {note.message}")
+    if report.problems:
+        listing = "\n".join(f"  {p.code} {p.path}: {p.message}" for p in report.problems)
+        raise EpistemeError(
+            "INVALID_INPUT",
+            f"{len(report.problems)} problem(s) in {report.home}:\n{listing}",
+            details={"home": report.home, "problems": unstructure(report.problems)},
+            hint="restore the named files from a backup or re-run the stage that wrote them",
+        )
     return report
 
 

@@ -1,0 +1,154 @@
+"""``serve``: check the address and the token, gather the tools, bind, and run the HTTP app until a
+signal; then drain the calls in flight and let the signal end the process (143 for SIGTERM).
+
+The app is the SDK's streamable-HTTP app (stateless, JSON responses) behind ``Guard``; uvicorn runs
+it on a socket bound here, so the port is known (``--port 0``) before anything is announced.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import socket
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from episteme_core import __version__
+from episteme_core.errors import EpistemeError
+from episteme_core.serve.guards import Address, parse_host, read_token_file
+from episteme_core.serve.tools import ToolLike
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 18113
+DEFAULT_MAX_INFLIGHT, MAX_INFLIGHT = 32, 1024
+DEFAULT_MAX_BODY_BYTES, MIN_BODY_BYTES, MAX_BODY_BYTES = 64 * 1024, 1024, 16 * 1024 * 1024
+DRAIN_SECONDS = 30
+CONNECTIONS_PER_SLOT = 4  # open connections (idle keep-alive ones too) allowed per request in flight
+Announce = Callable[[str, dict[str, Any]], None]
+
+
+@attrs.frozen
+class ServeOptions:
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    token_file: Path | None = None
+    max_inflight: int = DEFAULT_MAX_INFLIGHT
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+
+
+def check_address(options: ServeOptions) -> tuple[Address, str | None]:
+    """The address to bind and the token; a non-loopback address without a token is refused."""
+    address = parse_host(options.host)
+    if not address.loopback and options.token_file is None:
+        raise EpistemeError(
+            "INVALID_USAGE",
+            f"--host {options.host} is not a loopback address; serving beyond this machine needs a token",
+            details={"host": options.host},
+            hint="give --token-file FILE (a private file holding the token), or keep --host 127.0.0.1",
+        )
+    token = read_token_file(options.token_file) if options.token_file is not None else None
+    return address, token
+
+
+def served_tools(plugins: Any, warn: Callable[[str, str], None]) -> list[ToolLike]:
+    """Every registered tool that can be served; the others are reported through ``warn``."""
+    from episteme_core.serve.calls import tool_problem
+
+    tools = []
+    for name, component in sorted(plugins.components.get("tool", {}).items()):
+        problem = tool_problem(component.obj)
+        if problem is None:
+            tools.append(component.obj)
+        else:
+            warn("TOOL_INVALID", f"tool {name!r} of plugin {component.plugin} is not served: {problem}")
+    return tools
+
+
+def bind(address: Address, port: int) -> socket.socket:
+    """A listening socket on ``address:port`` (0: any free port)."""
+    family = socket.AF_INET6 if address.ip.version == 6 else socket.AF_INET
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets whose protocol says TCP, and
+    # without it every reply on a kept-alive connection waits ~40 ms for a delayed ACK (Nagle).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((str(address.ip), port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        where = f"{address.host}:{port}"
+        if exc.errno == errno.EADDRINUSE:
+            raise EpistemeError(
+                "RESOURCE_BUSY", f"{where} is already in use", details={"address": where},
+                hint="stop the other server or choose another --port (0: any free port)",
+            ) from None
+        raise EpistemeError("INVALID_USAGE", f"cannot listen on {where}: {exc.strerror or exc}",
+                            details={"address": where}) from None
+    return sock
+
+
+def _quiet_logging() -> None:
+    """Warnings and errors (tool crashes with their traceback) as plain lines on stderr."""
+    root = logging.getLogger()
+    if not root.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("episteme serve: %(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+
+
+def serve(home: Any, plugins: Any, options: ServeOptions, *, announce: Announce,
+          warn: Callable[[str, str], None]) -> dict[str, Any]:
+    """Serve ``home``'s tools over MCP until a signal. ``announce(text, data)`` is called once, when the
+    server accepts connections; a signal ends it with ``Cancelled`` after the calls in flight finish."""
+    address, token = check_address(options)
+    tools = served_tools(plugins, warn)
+    _quiet_logging()
+    import asyncio
+
+    import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from episteme_core.serve.calls import Caller
+    from episteme_core.serve.guards import Guard, GuardSettings
+    from episteme_core.serve.mcp import EpistemeMCP
+    from episteme_core.serve.shardcache import ShardCache
+
+    cache = ShardCache(home)
+    caller = Caller(tools, home, plugins, cache.get)
+    server = EpistemeMCP(caller)
+    app = server.streamable_http_app(
+        stateless_http=True, json_response=True, max_request_body_size=options.max_body_bytes,
+        # Guard checks Host and Origin for every path against the bound address and port.
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        host=str(address.ip),
+    )
+    sock = bind(address, options.port)
+    port = sock.getsockname()[1]
+    guarded = Guard(app, GuardSettings(address=address, port=port, token=token,
+                                       max_body_bytes=options.max_body_bytes,
+                                       max_inflight=options.max_inflight), version=__version__)
+    url = f"http://{address.host}:{port}/mcp"
+    names = sorted(caller.tools)
+    data = {"url": url, "home": str(home.root), "tools": names, "token": token is not None,
+            "maxInflight": options.max_inflight, "maxBodyBytes": options.max_body_bytes}
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if not self.should_exit:
+                announce(f"listening on {url} (home {home.root}; tools: {', '.join(names)})", data)
+
+    config = uvicorn.Config(guarded, log_config=None, log_level="warning", access_log=False, lifespan="on",
+                            http="h11", ws="none", server_header=False,
+                            limit_concurrency=CONNECTIONS_PER_SLOT * options.max_inflight + 16,
+                            timeout_graceful_shutdown=DRAIN_SECONDS)
+    try:
+        asyncio.run(Server(config).serve(sockets=[sock]))
+    finally:
+        sock.close()
+    return {**data, "stopped": True}

@@ -1,0 +1,70 @@
+"""The server's shards: opened once, reopened when a commit changes them, old sets still readable."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from episteme_core.errors import EpistemeError
+from episteme_core.query import query
+from episteme_core.records import LogEntry
+from episteme_core.serve.shardcache import ShardCache
+from episteme_core.store.home import Home
+from episteme_core.store.log import Log
+from episteme_core.testing import invoke
+
+
+@pytest.fixture
+def home(example_template: Path, tmp_path: Path) -> Home:
+    root = tmp_path / "home"
+    shutil.copytree(example_template, root)
+    return Home(root)
+
+
+def test_an_unchanged_home_is_opened_once(home: Home) -> None:
+    cache = ShardCache(home)
+    first = cache.get()
+    assert all(cache.get() is first for _ in range(5))
+    assert cache.opened == 1
+
+
+def test_a_commit_reopens_and_the_old_set_still_answers_after_its_files_are_gone(home: Home) -> None:
+    cache = ShardCache(home)
+    old = cache.get()
+    before = query(home, "Elizabeth Darcy", shard_set=old)
+    (home.root / "config.json").write_text(json.dumps({"shard_size": 400}), "utf-8")
+    assert invoke("--home", str(home.root), "ingest", "--reshard").exit_code == 0
+    assert not all(Path(shard.file.path).exists() for shard in old.shards)  # pruned by the commit
+    new = cache.get()
+    assert new is not old and cache.opened == 2 and len(new.shards) > len(old.shards)
+    assert query(home, "Elizabeth Darcy", shard_set=old) == before  # still mapped, still itself
+    assert query(home, "Elizabeth Darcy", shard_set=new) == query(home, "Elizabeth Darcy")
+
+
+def test_a_capture_after_the_shards_makes_them_stale_as_the_cli_says(home: Home) -> None:
+    cache = ShardCache(home)
+    cache.get()
+    Log(home.log_path).append(LogEntry(time="2026-01-01T00:00:00Z", command="snapshot",
+                                       source="https://example.org/new", status="captured",
+                                       snapshot_id="d" * 64))
+    with pytest.raises(EpistemeError) as refused:
+        cache.get()
+    assert refused.value.code == "STALE_INDEX" and refused.value.hint == "run episteme index"
+    with pytest.raises(EpistemeError) as again:  # not cached: refused each time until indexed
+        cache.get()
+    assert again.value.message == refused.value.message
+
+
+def test_one_call_keeps_the_set_it_first_got_even_after_a_commit(home: Home) -> None:
+    from episteme_core.plugins import load_plugins
+    from episteme_core.serve.tools import ToolCall
+
+    cache = ShardCache(home)
+    call = ToolCall(home=home, plugins=load_plugins(), open_shards=cache.get)
+    first = call.shard_set()
+    assert invoke("--home", str(home.root), "ingest", "--reshard").exit_code == 0
+    assert call.shard_set() is first  # the call's answer stays within one commit
+    assert cache.get() is not first  # the next call sees the new commit
