@@ -49,6 +49,18 @@ class EpistemeError(Exception):
     def retryable(self) -> bool:
         return ERROR_CODES[self.code][1]
 
+    def body(self) -> dict[str, Any]:
+        """The error as every interface reports it (the envelope's ``error``, an MCP tool error)."""
+        body: dict[str, Any] = {
+            "code": self.code,
+            "message": self.message,
+            "retryable": self.retryable,
+            "details": self.details,
+        }
+        if self.hint:
+            body["hint"] = self.hint
+        return body
+
 
 class Cancelled(EpistemeError):
     """Raised when SIGINT or SIGTERM arrives; exit 130 or 143."""

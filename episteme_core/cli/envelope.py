@@ -37,14 +37,7 @@ def failure(
     *,
     debug: bool,
 ) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "code": error.code,
-        "message": error.message,
-        "retryable": error.retryable,
-        "details": error.details,
-    }
-    if error.hint:
-        body["hint"] = error.hint
+    body = error.body()
     if debug:
         body["debug"] = {"causes": cause_chain(error)}
     return {

@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from episteme_core import defaults
 from episteme_core.ask import run as ask_run
 from episteme_core.errors import EpistemeError
 from episteme_core.serve.tools import Tool, ToolCall
@@ -97,10 +98,10 @@ def _ask_schema() -> dict[str, Any]:
         "reader": _text("a reader named in config.json, or a reader kind such as bm25 "
                         "(default: every configured reader, else bm25)"),
         "budget": _integer("total characters of paragraphs in the answer; whole paragraphs only",
-                           default=ask_run.DEFAULT_BUDGET, low=ask_run.MIN_BUDGET, high=ask_run.MAX_BUDGET),
+                           default=ask_run.DEFAULT_BUDGET, low=defaults.MIN_BUDGET, high=defaults.MAX_BUDGET),
         "candidates": _integer("BM25 candidates per shard handed to the reader",
-                               default=ask_run.DEFAULT_CANDIDATES, low=ask_run.MIN_CANDIDATES,
-                               high=ask_run.MAX_CANDIDATES),
+                               default=ask_run.DEFAULT_CANDIDATES, low=defaults.MIN_CANDIDATES,
+                               high=defaults.MAX_CANDIDATES),
         "includeMarked": {"type": "boolean", "default": False, "description":
                           "also consider marked paragraphs (thinking, tool calls and results)"},
     }, required=("question",))

@@ -129,8 +129,6 @@ class Caller:
 
 def refusal(error: EpistemeError, warnings: list[dict[str, Any]]) -> Reply:
     """The reply for ``error``: the envelope's error object, and its text for people."""
-    from episteme_core.cli.envelope import failure
-
-    body: dict[str, Any] = failure(None, error, warnings, debug=False)["error"]
+    body = error.body()
     text = f"{error.code}: {error.message}" + (f"\nhint: {error.hint}" if error.hint else "")
     return Reply(data=None, error=body, warnings=warnings, text=text)

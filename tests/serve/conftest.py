@@ -35,7 +35,9 @@ def build_example_home(home: Path) -> Path:
         ["ingest", "claude", "--projects", str(EXAMPLES / "claude-projects")],
     )
     for step in steps:
-        result = invoke("--home", str(home), "--json", *step)
+        # The builtins only, as every process of these tests runs (a session fixture is set up before
+        # the per-test environment, so say it here): installed families would chunk the specs otherwise.
+        result = invoke("--home", str(home), "--json", *step, env={"EPISTEME_LOAD_PLUGINS": ""})
         assert result.exit_code == 0, (step, result.stderr)
     return home
 
@@ -83,7 +85,8 @@ class Served:
 
 
 def child_env(extra: dict[str, str] | None = None, *, sample_plugin: bool = False) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "EPISTEME_LOAD_PLUGINS"}
+    # The builtins only (and the sample plugin when asked), whatever else is installed.
+    env = {**os.environ, "EPISTEME_LOAD_PLUGINS": "sample" if sample_plugin else ""}
     if sample_plugin:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SAMPLE_SITE), env.get("PYTHONPATH", "")) if p)
     env.update(extra or {})

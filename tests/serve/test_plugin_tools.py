@@ -31,7 +31,8 @@ def test_an_object_that_is_not_a_tool_is_left_out_with_a_warning(served: Served)
     assert "tool 'sample-not-a-tool' of plugin sample is not served: it has no description" in served.log()
 
 
-def test_the_plugin_tool_is_called_with_checked_arguments_and_its_warnings(served: Served) -> None:
+def test_hook_episteme_tools(served: Served) -> None:
+    """The plugin's tool is served: called with its arguments checked, its warnings passed on."""
     result = mcp_call(served.url, "sample-echo", {"word": "hello", "times": 2.0, "shards": True})
     assert not result.is_error
     assert result.structured_content == {"word": "hello", "times": 2, "shards": 3}

@@ -59,10 +59,10 @@ def test_query_returns_the_cli_data_with_citations_and_content_trust(server: Ser
 
 
 def test_query_filters_mirror_the_cli(server: Served, example_home: Path) -> None:
-    arguments = {"term": "MUST", "source": ["file"], "normativity": "normative", "offset": 1, "limit": 2}
+    arguments = {"term": "MUST", "source": ["file"], "normativity": "informative", "offset": 1, "limit": 2}
     result = mcp_call(server.url, "query", arguments)
     expected = cli_data(example_home, "query", "--term", "MUST", "--source", "file", "--normativity",
-                        "normative", "--offset", "1", "--limit", "2")
+                        "informative", "--offset", "1", "--limit", "2")
     assert result.structured_content == expected and expected["total"] > 1
 
 
