@@ -124,7 +124,8 @@ __all__ = [
     "Exporter", "ExtractRequest", "Extractor", "Family", "Home", "Indexer", "IngestSource", "MemoryChunk",
     "MemoryShard", "Outcome", "Paragraph", "ProgressSink", "Provenance", "ReadError", "ReadReply",
     "ReadRequest", "Reader", "ReaderKind", "ReaderSpec", "Record", "Register", "RunContext", "Section",
-    "SnapshotCatalog", "SnapshotWriter", "Source", "Span", "Tool", "ToolCall", "Window", "__version__", "add_int_option",
+    "SnapshotCatalog", "SnapshotWriter", "Source", "Span", "Tool", "ToolCall", "Window", "__version__",
+    "add_int_option",
     "add_pack_option", "ask", "build_chunks", "build_record", "canonical_bytes", "canonical_text",
     "chunks_from_rows", "cut_rows", "decode_source", "decode_text", "extract_ids", "fingerprint",
     "from_timestamp", "hookimpl", "id_segment", "ingest_outcome", "iter_chunk_rows", "known_ids",
@@ -234,10 +235,10 @@ if TYPE_CHECKING:
     from episteme_core.personal.store import known_ids as known_ids
     from episteme_core.personal.text import decode_text as decode_text
     from episteme_core.personal.text import split_paragraphs as split_paragraphs
+    from episteme_core.serve.tools import Tool as Tool
+    from episteme_core.serve.tools import ToolCall as ToolCall
     from episteme_core.snapshots import SnapshotCatalog as SnapshotCatalog
     from episteme_core.snapshots import SnapshotWriter as SnapshotWriter
     from episteme_core.snapshots import make_identity as make_identity
     from episteme_core.snapshots import read_catalog as read_catalog
-    from episteme_core.serve.tools import Tool as Tool
-    from episteme_core.serve.tools import ToolCall as ToolCall
     from episteme_core.store.home import Home as Home
