@@ -35,6 +35,11 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Home": ("episteme_core.store.home", "Home"),
     "read_catalog": ("episteme_core.snapshots", "read_catalog"),
     "SnapshotCatalog": ("episteme_core.snapshots", "SnapshotCatalog"),
+    "read_documents": ("episteme_core.documents", "read_documents"),
+    "atomic_write": ("episteme_core.store.atomic", "atomic_write"),
+    "crashpoint": ("episteme_core.store.atomic", "crashpoint"),
+    "fsync_dir": ("episteme_core.store.atomic", "fsync_dir"),
+    "temp_path_for": ("episteme_core.store.atomic", "temp_path_for"),
     # Extraction: families, extractors, documents.
     "Family": ("episteme_core.extract.api", "Family"),
     "Extractor": ("episteme_core.extract.api", "Extractor"),
@@ -131,6 +136,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time names load laz
         Section,
         Span,
     )
+    from episteme_core.documents import read_documents
     from episteme_core.errors import ERROR_CODES, Cancelled, EpistemeError
     from episteme_core.extract.api import Extractor, ExtractRequest, Family
     from episteme_core.hookspecs import Register, hookimpl
@@ -151,4 +157,5 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time names load laz
     from episteme_core.personal.store import known_ids
     from episteme_core.personal.text import decode_text, split_paragraphs
     from episteme_core.snapshots import SnapshotCatalog, read_catalog
+    from episteme_core.store.atomic import atomic_write, crashpoint, fsync_dir, temp_path_for
     from episteme_core.store.home import Home
