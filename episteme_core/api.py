@@ -31,6 +31,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Outcome": ("episteme_core.cli.command", "Outcome"),
     "Context": ("episteme_core.cli.context", "Context"),
     "add_int_option": ("episteme_core.cli.parser", "add_int_option"),
+    "add_global_options": ("episteme_core.cli.main", "add_global_options"),
     # The home and the store.
     "Home": ("episteme_core.store.home", "Home"),
     "read_catalog": ("episteme_core.snapshots", "read_catalog"),
@@ -125,6 +126,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time names load laz
     from episteme_core.chunk import Chunk, ChunkBlock
     from episteme_core.cli.command import Command, Outcome
     from episteme_core.cli.context import Context
+    from episteme_core.cli.main import add_global_options
     from episteme_core.cli.parser import add_int_option
     from episteme_core.document import (
         CONTENT_TRUST,
