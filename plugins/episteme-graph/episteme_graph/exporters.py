@@ -14,10 +14,15 @@ import attrs
 if TYPE_CHECKING:
     from episteme_core.api import Context, Outcome
 
-MEDIA_TYPES = {"md": "text/markdown; charset=utf-8", "html": "text/html; charset=utf-8",
-               "cypher": "application/x-cypher-query; charset=utf-8", "canvas": "application/json",
-               "ctxt": "text/plain; charset=utf-8", "jsonld": "application/ld+json",
-               "chunks": "application/jsonl"}
+MEDIA_TYPES = {
+    "md": "text/markdown; charset=utf-8",
+    "html": "text/html; charset=utf-8",
+    "cypher": "application/x-cypher-query; charset=utf-8",
+    "canvas": "application/json",
+    "ctxt": "text/plain; charset=utf-8",
+    "jsonld": "application/ld+json",
+    "chunks": "application/jsonl",
+}
 
 
 @attrs.frozen
@@ -42,14 +47,18 @@ class GraphExporter:
 
         module, function = self.renderer.split(":")
         render: Callable[[dict[str, Any], dict[str, Any]], bytes] = getattr(
-            importlib.import_module(f"episteme_graph.export.{module}"), function)
+            importlib.import_module(f"episteme_graph.export.{module}"), function
+        )
         return render(graph, options)
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("file", metavar="FILE", help="the .knowledge.json graph")
-        parser.add_argument("--out", metavar="FILE", default=None,
-                            help=f"default: FILE with {self.suffix}; '-' (needs --json) returns it in "
-                                 "data.artifact")
+        parser.add_argument(
+            "--out",
+            metavar="FILE",
+            default=None,
+            help=f"default: FILE with {self.suffix}; '-' (needs --json) returns it in data.artifact",
+        )
 
     def export(self, args: argparse.Namespace, ctx: Context) -> Outcome:
         from episteme_core.api import EpistemeError, Outcome
@@ -57,28 +66,40 @@ class GraphExporter:
         if args.out == "-" and not ctx.as_json:
             raise EpistemeError("INVALID_USAGE", "--out - requires --json")
         data = export_file(self, args.file, args.out, {}, warn=ctx.warn)
-        return Outcome(data=data, text=f"Exported {self.graph_format} to {data.get('path') or 'data.artifact'}")
+        return Outcome(
+            data=data, text=f"Exported {self.graph_format} to {data.get('path') or 'data.artifact'}"
+        )
 
 
 EXPORTERS = (
-    GraphExporter("md", ".knowledge.md", "a graph as Markdown (front matter, concepts, Mermaid, sources)",
-                  "markdown:render"),
-    GraphExporter("html", ".knowledge.html", "a graph as one self-contained HTML viewer (no network)",
-                  "html:render"),
-    GraphExporter("cypher", ".knowledge.cypher", "a graph as an idempotent Neo4j 5 Cypher script",
-                  "cypher:render"),
+    GraphExporter(
+        "md",
+        ".knowledge.md",
+        "a graph as Markdown (front matter, concepts, Mermaid, sources)",
+        "markdown:render",
+    ),
+    GraphExporter(
+        "html", ".knowledge.html", "a graph as one self-contained HTML viewer (no network)", "html:render"
+    ),
+    GraphExporter(
+        "cypher", ".knowledge.cypher", "a graph as an idempotent Neo4j 5 Cypher script", "cypher:render"
+    ),
     GraphExporter("canvas", ".canvas", "a graph as a JSON Canvas 1.0 file", "canvas:render"),
     GraphExporter("ctxt", ".knowledge.ctxt", "a graph as KD-CTXT/1 records with body hashes", "ctxt:render"),
     GraphExporter("jsonld", ".jsonld", "a graph as JSON-LD (schema.org terms)", "jsonld:render"),
-    GraphExporter("chunks", ".chunks.jsonl", "a graph's clean-text chunks, one JSON line each",
-                  "chunks:render"),
+    GraphExporter(
+        "chunks", ".chunks.jsonl", "a graph's clean-text chunks, one JSON line each", "chunks:render"
+    ),
 )
 
 
 def graph_exporters(plugins: Any) -> dict[str, Any]:
     """Every registered exporter that renders a graph, by ``--format`` name (other plugins may add)."""
-    return {e.graph_format: e for e in plugins.all("exporter")
-            if isinstance(getattr(e, "graph_format", None), str) and callable(getattr(e, "render", None))}
+    return {
+        e.graph_format: e
+        for e in plugins.all("exporter")
+        if isinstance(getattr(e, "graph_format", None), str) and callable(getattr(e, "render", None))
+    }
 
 
 def default_output(graph_file: str, suffix: str) -> Path:
@@ -95,36 +116,59 @@ def check_target(target: Path, inputs: list[Path]) -> None:
     from episteme_core.api import EpistemeError
 
     if target.is_symlink():
-        raise EpistemeError("INVALID_USAGE", f"{target}: is a symlink; give the real path",
-                            details={"path": str(target)})
+        raise EpistemeError(
+            "INVALID_USAGE", f"{target}: is a symlink; give the real path", details={"path": str(target)}
+        )
     if target.exists():
         if not target.is_file():
-            raise EpistemeError("INVALID_USAGE", f"{target}: not a regular file", details={"path": str(target)})
+            raise EpistemeError(
+                "INVALID_USAGE", f"{target}: not a regular file", details={"path": str(target)}
+            )
         for source in inputs:
             if source.exists() and os.path.samefile(target, source):
-                raise EpistemeError("INVALID_USAGE", f"{target}: would overwrite the input {source}",
-                                    details={"path": str(target)})
+                raise EpistemeError(
+                    "INVALID_USAGE",
+                    f"{target}: would overwrite the input {source}",
+                    details={"path": str(target)},
+                )
 
 
-def export_file(exporter: Any, graph_file: str, out: str | None, options: dict[str, Any], *,
-                max_bytes: int = 64 * 1024 * 1024, warn: Callable[..., None] | None = None) -> dict[str, Any]:
+def export_file(
+    exporter: Any,
+    graph_file: str,
+    out: str | None,
+    options: dict[str, Any],
+    *,
+    max_bytes: int = 64 * 1024 * 1024,
+    warn: Callable[..., None] | None = None,
+) -> dict[str, Any]:
     """Render ``graph_file`` with ``exporter`` and write it (atomically) or return it (``out == '-'``)."""
     from episteme_core.api import atomic_write, sha256_hex
-
     from episteme_graph.load import load_object
     from episteme_graph.validate import validate_value
 
     graph = load_object(graph_file, max_bytes=max_bytes)
     validation = validate_value(graph.value, graph.name)
     if validation.errors and warn is not None:
-        warn("GRAPH_INVALID", f"{graph.name} has {len(validation.errors)} validation error(s); exported "
-             "best-effort (run episteme graph validate)")
+        warn(
+            "GRAPH_INVALID",
+            f"{graph.name} has {len(validation.errors)} validation error(s); exported "
+            "best-effort (run episteme graph validate)",
+        )
     data = exporter.render(graph.value, options)
-    summary: dict[str, Any] = {"format": exporter.graph_format, "bytes": len(data), "sha256": sha256_hex(data),
-                               "graphSha256": graph.sha256, "path": None}
+    summary: dict[str, Any] = {
+        "format": exporter.graph_format,
+        "bytes": len(data),
+        "sha256": sha256_hex(data),
+        "graphSha256": graph.sha256,
+        "path": None,
+    }
     if out == "-":
-        summary["artifact"] = {"encoding": "base64", "mediaType": getattr(exporter, "media_type", ""),
-                               "data": base64.b64encode(data).decode()}
+        summary["artifact"] = {
+            "encoding": "base64",
+            "mediaType": getattr(exporter, "media_type", ""),
+            "data": base64.b64encode(data).decode(),
+        }
         return summary
     target = Path(out) if out else default_output(graph_file, exporter.suffix)
     inputs = [] if graph_file == "-" else [Path(graph_file)]

@@ -41,17 +41,22 @@ def parse(data: bytes, name: str) -> Any:
     try:
         return loads_strict(data, source=name, max_depth=MAX_DEPTH)
     except EpistemeError as error:
-        raise EpistemeError(error.code, error.message,
-                            details={**(error.details or {}), "path": "$"}) from error
+        raise EpistemeError(
+            error.code, error.message, details={**(error.details or {}), "path": "$"}
+        ) from error
     except (ValueError, RecursionError, MemoryError) as exc:
         # int() refuses numbers of more than 4,300 digits with a plain ValueError.
         reason = str(exc).split("\n")[0] or type(exc).__name__
-        raise EpistemeError("INVALID_INPUT", f"{name}: not valid JSON: {reason}",
-                            details={"source": name, "reason": reason, "path": "$"}) from exc
+        raise EpistemeError(
+            "INVALID_INPUT",
+            f"{name}: not valid JSON: {reason}",
+            details={"source": name, "reason": reason, "path": "$"},
+        ) from exc
 
 
-def load(source: str | Path | bytes, *, name: str | None = None,
-         max_bytes: int = DEFAULT_MAX_BYTES) -> LoadedGraph:
+def load(
+    source: str | Path | bytes, *, name: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES
+) -> LoadedGraph:
     """Read and parse a graph from a path, ``-``, or bytes already in memory."""
     from episteme_core.api import EpistemeError
 
@@ -59,21 +64,28 @@ def load(source: str | Path | bytes, *, name: str | None = None,
         data = bytes(source)
         label = name or "graph"
         if len(data) > max_bytes:
-            raise EpistemeError("LIMIT_EXCEEDED", f"{label} is larger than {max_bytes} bytes",
-                                details={"source": label, "maxBytes": max_bytes, "path": "$"})
+            raise EpistemeError(
+                "LIMIT_EXCEEDED",
+                f"{label} is larger than {max_bytes} bytes",
+                details={"source": label, "maxBytes": max_bytes, "path": "$"},
+            )
     else:
         label = name or ("stdin" if str(source) == "-" else str(source))
         data = read_bytes(source, max_bytes)
     return LoadedGraph(label, data, parse(data, label))
 
 
-def load_object(source: str | Path | bytes, *, name: str | None = None,
-                max_bytes: int = DEFAULT_MAX_BYTES) -> LoadedGraph:
+def load_object(
+    source: str | Path | bytes, *, name: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES
+) -> LoadedGraph:
     """``load``, refusing anything but a JSON object at the top."""
     from episteme_core.api import EpistemeError
 
     graph = load(source, name=name, max_bytes=max_bytes)
     if not isinstance(graph.value, dict):
-        raise EpistemeError("INVALID_INPUT", f"{graph.name}: a graph is a JSON object, not "
-                            f"{type(graph.value).__name__}", details={"source": graph.name, "path": "$"})
+        raise EpistemeError(
+            "INVALID_INPUT",
+            f"{graph.name}: a graph is a JSON object, not {type(graph.value).__name__}",
+            details={"source": graph.name, "path": "$"},
+        )
     return graph

@@ -54,9 +54,15 @@ def nodes(graph: Any) -> list[dict[str, Any]]:
 def edges(graph: Any) -> list[dict[str, Any]]:
     """Edges whose endpoints are nodes (dangling ones dropped)."""
     known = set(by_id(items(graph, "nodes")))
-    return [e for e in items(graph, "edges")
-            if isinstance(e.get("source"), str) and isinstance(e.get("target"), str)
-            and e["source"] in known and e["target"] in known and isinstance(e.get("type"), str)]
+    return [
+        e
+        for e in items(graph, "edges")
+        if isinstance(e.get("source"), str)
+        and isinstance(e.get("target"), str)
+        and e["source"] in known
+        and e["target"] in known
+        and isinstance(e.get("type"), str)
+    ]
 
 
 def edge_identity(edge: dict[str, Any]) -> str:
@@ -72,7 +78,10 @@ def strip_markers(statement: str) -> str:
 
 def superseded(graph: Any) -> set[str]:
     """Nodes with a ``valid_until``, or targets of a ``replaces`` edge."""
-    found = {n["id"] for n in nodes(graph)
-             if isinstance(n.get("temporal"), dict) and n["temporal"].get("valid_until")}
+    found = {
+        n["id"]
+        for n in nodes(graph)
+        if isinstance(n.get("temporal"), dict) and n["temporal"].get("valid_until")
+    }
     found.update(e["target"] for e in edges(graph) if e["type"] == "replaces")
     return found

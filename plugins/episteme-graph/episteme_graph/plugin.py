@@ -11,11 +11,17 @@ from episteme_core.api import Register, hookimpl
 @hookimpl
 def episteme_commands(register: Register) -> None:
     from episteme_core.api import Command
-
     from episteme_graph.commands import DESCRIPTION, configure, run
 
-    register(Command(name="graph", help="validate, verify, merge, export and view .knowledge.json graphs",
-                     description=DESCRIPTION, configure=configure, run=run))
+    register(
+        Command(
+            name="graph",
+            help="validate, verify, merge, export and view .knowledge.json graphs",
+            description=DESCRIPTION,
+            configure=configure,
+            run=run,
+        )
+    )
 
 
 @hookimpl

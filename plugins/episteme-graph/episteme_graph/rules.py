@@ -21,30 +21,68 @@ from episteme_graph.schema import schema
 KNOWN_SPEC_VERSIONS = ("1.0", "1.1")
 EDGE_TYPES = ("uses", "enables", "based-on", "part-of", "tension", "replaces", "extends", "example-of")
 SYMMETRIC_EDGE_TYPES = ("tension",)
-COLLECTIONS = ("clusters", "nodes", "edges", "facts", "chunks", "evidence", "claims", "assessments",
-               "fact_conflicts")
-SINGULAR = {"clusters": "cluster", "nodes": "node", "edges": "edge", "facts": "fact", "chunks": "chunk",
-            "evidence": "evidence", "claims": "claim", "assessments": "assessment",
-            "fact_conflicts": "fact conflict"}
-PRIVATE_KEYS = frozenset({
-    "reasoning", "chainofthought", "reasoningtrace", "chainofthoughttrace", "hiddenreasoning",
-    "hiddenthoughts", "hiddenscratchpad", "internalreasoning", "internalscratchpad", "privatereasoning",
-    "privatescratchpad", "scratchpad", "cot",
-})
+COLLECTIONS = (
+    "clusters",
+    "nodes",
+    "edges",
+    "facts",
+    "chunks",
+    "evidence",
+    "claims",
+    "assessments",
+    "fact_conflicts",
+)
+SINGULAR = {
+    "clusters": "cluster",
+    "nodes": "node",
+    "edges": "edge",
+    "facts": "fact",
+    "chunks": "chunk",
+    "evidence": "evidence",
+    "claims": "claim",
+    "assessments": "assessment",
+    "fact_conflicts": "fact conflict",
+}
+PRIVATE_KEYS = frozenset(
+    {
+        "reasoning",
+        "chainofthought",
+        "reasoningtrace",
+        "chainofthoughttrace",
+        "hiddenreasoning",
+        "hiddenthoughts",
+        "hiddenscratchpad",
+        "internalreasoning",
+        "internalscratchpad",
+        "privatereasoning",
+        "privatescratchpad",
+        "scratchpad",
+        "cot",
+    }
+)
 LEGACY_KEY = "authoritative_source"
 _NON_ALNUM = re.compile(r"[^a-z0-9]")
 _MARKER = re.compile(r"\[(\d+)\]")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s", re.MULTILINE)
 _EMOJI = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\U0001f1e6-\U0001f1ff\u2190-\u21ff]")
-_UNCLEAN = (("[[", "wiki links [[ ]]"), ("]]", "wiki links [[ ]]"), ("**", "bold markers **"),
-            ("__", "underline markers __"), ("`", "backticks"), ("->", "arrows"), ("<->", "arrows"),
-            ("\u27f6", "arrows"))
+_UNCLEAN = (
+    ("[[", "wiki links [[ ]]"),
+    ("]]", "wiki links [[ ]]"),
+    ("**", "bold markers **"),
+    ("__", "underline markers __"),
+    ("`", "backticks"),
+    ("->", "arrows"),
+    ("<->", "arrows"),
+    ("\u27f6", "arrows"),
+)
 ORIGIN_KINDS = ("edge", "fact", "chunk", "claim")
 DATE_FIELDS = {
-    "source": ("date",), "nodeTemporal": ("source_date", "source_period", "valid_from", "valid_until"),
+    "source": ("date",),
+    "nodeTemporal": ("source_date", "source_period", "valid_from", "valid_until"),
     "edgeTemporal": ("valid_from", "valid_until"),
     "factTemporal": ("source_date", "source_period", "valid_from", "valid_until"),
-    "assessment": ("assessed_at",), "metadata": ("distillation_date",),
+    "assessment": ("assessed_at",),
+    "metadata": ("distillation_date",),
 }
 REDACTED_KINDS = ("country", "region", "city", "market", "organization_defined")
 REDACTED_PRECISIONS = ("city", "region", "country", "coarse")
@@ -53,14 +91,25 @@ REDACTED_PRECISIONS = ("city", "region", "country", "coarse")
 _SPATIAL = ("spatialContext", True)
 _DERIVATION = ("derivation", False)
 CHILDREN: dict[str, dict[str, tuple[str, bool]]] = {
-    "root": {"metadata": ("metadata", False), "clusters": ("cluster", True), "nodes": ("node", True),
-             "edges": ("edge", True), "facts": ("fact", True), "chunks": ("chunk", True),
-             "evidence": ("evidence", True), "claims": ("claim", True),
-             "assessments": ("assessment", True), "fact_conflicts": ("factConflict", True)},
+    "root": {
+        "metadata": ("metadata", False),
+        "clusters": ("cluster", True),
+        "nodes": ("node", True),
+        "edges": ("edge", True),
+        "facts": ("fact", True),
+        "chunks": ("chunk", True),
+        "evidence": ("evidence", True),
+        "claims": ("claim", True),
+        "assessments": ("assessment", True),
+        "fact_conflicts": ("factConflict", True),
+    },
     "metadata": {"sources": ("source", True)},
     "source": {"agents": ("sourceAgent", True)},
-    "node": {"temporal": ("nodeTemporal", False), "citations": ("citation", True),
-             "spatial_contexts": _SPATIAL},
+    "node": {
+        "temporal": ("nodeTemporal", False),
+        "citations": ("citation", True),
+        "spatial_contexts": _SPATIAL,
+    },
     "citation": {"selector": ("selector", False)},
     "spatialContext": {"place": ("place", False), "derivation": _DERIVATION},
     "place": {"identifiers": ("placeIdentifier", True)},
@@ -94,8 +143,11 @@ def walk(graph: dict[str, Any]) -> Iterator[tuple[str, Any, dict[str, Any]]]:
         for key, (child_kind, many) in CHILDREN.get(kind, {}).items():
             value = obj.get(key)
             if many and isinstance(value, list):
-                children.extend((child_kind, ((path, key), i), item)
-                                for i, item in enumerate(value) if isinstance(item, dict))
+                children.extend(
+                    (child_kind, ((path, key), i), item)
+                    for i, item in enumerate(value)
+                    if isinstance(item, dict)
+                )
             elif not many and isinstance(value, dict):
                 children.append((child_kind, (path, key), value))
         stack.extend(reversed(children))
@@ -175,8 +227,11 @@ class Checker:
             if kind in DATE_FIELDS:
                 self.dates(kind, path, obj)
             if kind in ORIGIN_KINDS and "explanation" in obj and "origin" not in obj:
-                self.out.warning(_P(path, "explanation"), "explanation-without-origin",
-                                 "an explanation without an origin: say where the relationship comes from")
+                self.out.warning(
+                    _P(path, "explanation"),
+                    "explanation-without-origin",
+                    "an explanation without an origin: say where the relationship comes from",
+                )
         self.membership()
 
     # -- document-wide -------------------------------------------------------------------------
@@ -202,8 +257,11 @@ class Checker:
             if isinstance(value, dict):
                 for key, child in value.items():
                     if private_key(key):
-                        self.out.error(_P(link, key), "private-reasoning",
-                                       f"field {key!r} holds private reasoning, which a graph never carries")
+                        self.out.error(
+                            _P(link, key),
+                            "private-reasoning",
+                            f"field {key!r} holds private reasoning, which a graph never carries",
+                        )
                     walk_stack.append(((link, key), child))
             elif isinstance(value, list):
                 walk_stack.extend(((link, i), child) for i, child in enumerate(value))
@@ -218,8 +276,11 @@ class Checker:
             if isinstance(resource, str) and resource:
                 if resource in resources:
                     first = _P(resources[resource])
-                    self.out.error(_P(path, "resource"), "duplicate-resource",
-                                   f"duplicate resource identity {resource!r} (first at {first})")
+                    self.out.error(
+                        _P(path, "resource"),
+                        "duplicate-resource",
+                        f"duplicate resource identity {resource!r} (first at {first})",
+                    )
                 else:
                     resources[resource] = path
 
@@ -230,8 +291,11 @@ class Checker:
             if not isinstance(value, str):
                 continue
             if value in seen:
-                self.out.error(_P(path, key), "duplicate-id",
-                               f"duplicate {what} id {value!r} (first at {_P(seen[value])})")
+                self.out.error(
+                    _P(path, key),
+                    "duplicate-id",
+                    f"duplicate {what} id {value!r} (first at {_P(seen[value])})",
+                )
             else:
                 seen[value] = path
         return seen
@@ -241,23 +305,36 @@ class Checker:
         if not isinstance(version, str) or not re.match(r"^[0-9]+\.[0-9]+$", version):
             return  # the schema reports a malformed version
         if version not in KNOWN_SPEC_VERSIONS:
-            self.out.warning(_P("$.metadata.distiller_spec_version"), "unknown-spec-version",
-                             f"spec version {version} is unknown here (known: 1.0, 1.1); read best-effort")
+            self.out.warning(
+                _P("$.metadata.distiller_spec_version"),
+                "unknown-spec-version",
+                f"spec version {version} is unknown here (known: 1.0, 1.1); read best-effort",
+            )
         elif version != "1.0" and "conformance_score" not in self.metadata:
-            self.out.warning(_P("$.metadata"), "missing-conformance-score",
-                             f"a Spec {version} graph should state its conformance_score")
+            self.out.warning(
+                _P("$.metadata"),
+                "missing-conformance-score",
+                f"a Spec {version} graph should state its conformance_score",
+            )
 
     def counts(self) -> None:
-        for key, collection in (("concept_count", "nodes"), ("relationship_count", "edges"),
-                                ("cluster_count", "clusters"), ("fact_count", "facts")):
+        for key, collection in (
+            ("concept_count", "nodes"),
+            ("relationship_count", "edges"),
+            ("cluster_count", "clusters"),
+            ("fact_count", "facts"),
+        ):
             stated = self.metadata.get(key)
             value = self.graph.get(collection)
             if not isinstance(stated, int) or isinstance(stated, bool):
                 continue
             actual = len(value) if isinstance(value, list) else 0
             if stated != actual:
-                self.out.error(_P(f"$.metadata.{key}"), "count",
-                               f"{key} says {stated} but the graph holds {actual} {collection}")
+                self.out.error(
+                    _P(f"$.metadata.{key}"),
+                    "count",
+                    f"{key} says {stated} but the graph holds {actual} {collection}",
+                )
 
     def membership(self) -> None:
         clusters = {c.get("id"): (path, c) for path, c in _items(self.graph, "clusters")}
@@ -267,14 +344,16 @@ class Checker:
             if not isinstance(cluster_id, str) or not isinstance(node_id, str):
                 continue
             if cluster_id not in clusters:
-                self.out.error(_P(path, "cluster"), "reference",
-                               f"cluster {cluster_id!r} does not exist")
+                self.out.error(_P(path, "cluster"), "reference", f"cluster {cluster_id!r} does not exist")
                 continue
             members[cluster_id].add(node_id)
             concepts = clusters[cluster_id][1].get("concepts")
             if isinstance(concepts, list) and node_id not in concepts:
-                self.out.error(_P(path, "cluster"), "cluster-membership",
-                               f"node {node_id!r} is not listed in the concepts of cluster {cluster_id!r}")
+                self.out.error(
+                    _P(path, "cluster"),
+                    "cluster-membership",
+                    f"node {node_id!r} is not listed in the concepts of cluster {cluster_id!r}",
+                )
         for cid, (path, cluster) in clusters.items():
             concepts = cluster.get("concepts")
             if not isinstance(concepts, list):
@@ -283,8 +362,11 @@ class Checker:
                 self.out.warning(_P(path, "concepts"), "empty-cluster", f"cluster {cid!r} has no concepts")
             for i, name in _strings(concepts):
                 if name not in members.get(cid, set()):
-                    self.out.error(_P((path, "concepts"), i), "cluster-membership",
-                                   f"{name!r} is not a node of cluster {cid!r}")
+                    self.out.error(
+                        _P((path, "concepts"), i),
+                        "cluster-membership",
+                        f"{name!r} is not a node of cluster {cid!r}",
+                    )
 
     # -- references ---------------------------------------------------------------------------
 
@@ -297,8 +379,17 @@ class Checker:
             self._resolve((path, i), value, collection, what)
 
     def evidence_refs(self, kind: str, path: Any, obj: dict[str, Any]) -> None:
-        if kind in ("node", "claim", "edge", "fact", "chunk", "spatialContext", "derivation",
-                    "assessment", "factConflict"):
+        if kind in (
+            "node",
+            "claim",
+            "edge",
+            "fact",
+            "chunk",
+            "spatialContext",
+            "derivation",
+            "assessment",
+            "factConflict",
+        ):
             self._resolve_all((path, "evidence"), obj.get("evidence"), "evidence", "evidence")
 
     # -- per kind -------------------------------------------------------------------------------
@@ -311,8 +402,11 @@ class Checker:
             if key in known or private_key(key):
                 continue
             if key == LEGACY_KEY:
-                self.out.warning(_P(path, key), "legacy-authoritative-source",
-                                 "authoritative_source is legacy: use a provenance-backed assessment")
+                self.out.warning(
+                    _P(path, key),
+                    "legacy-authoritative-source",
+                    "authoritative_source is legacy: use a provenance-backed assessment",
+                )
             else:
                 self.out.warning(_P(path, key), "unknown-key", f"unknown field {key!r}")
 
@@ -320,8 +414,11 @@ class Checker:
         self._url(path, source, "url", identifier=False)
         file = source.get("file")
         if isinstance(file, str) and (file.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", file)):
-            self.out.warning(_P(path, "file"), "absolute-file",
-                             "source.file is an absolute path: give a name that means something elsewhere")
+            self.out.warning(
+                _P(path, "file"),
+                "absolute-file",
+                "source.file is an absolute path: give a name that means something elsewhere",
+            )
 
     def check_citation(self, path: Any, citation: dict[str, Any]) -> None:
         self._url(path, citation, "url", identifier=False)
@@ -350,26 +447,35 @@ class Checker:
             self._resolve((cpath, "source"), source, "sources", "source")
             if isinstance(n, int) and not isinstance(n, bool):
                 if not 1 <= n <= count:
-                    self.out.error(_P(cpath, "n"), "citation-number",
-                                   f"citation [{n}] is outside 1..{count} (the metadata's sources)")
+                    self.out.error(
+                        _P(cpath, "n"),
+                        "citation-number",
+                        f"citation [{n}] is outside 1..{count} (the metadata's sources)",
+                    )
                 elif isinstance(source, str) and self.source_order[n - 1] != source:
-                    self.out.error(_P(cpath, "n"), "citation-number",
-                                   f"citation [{n}] names source {source!r}, but source {n} is "
-                                   f"{self.source_order[n - 1]!r}")
+                    self.out.error(
+                        _P(cpath, "n"),
+                        "citation-number",
+                        f"citation [{n}] names source {source!r}, but source {n} is "
+                        f"{self.source_order[n - 1]!r}",
+                    )
         for i, statement in _strings(node.get("statements")):
             for match in _MARKER.finditer(statement):
                 cited = True
                 digits = match.group(1)
                 spath = ((path, "statements"), i)
                 if len(digits) > 9:
-                    self.out.error(_P(spath), "citation-marker",
-                                   f"citation marker [{digits[:12]}…] is too long")
+                    self.out.error(
+                        _P(spath), "citation-marker", f"citation marker [{digits[:12]}…] is too long"
+                    )
                 elif not 1 <= int(digits) <= count:
-                    self.out.error(_P(spath), "citation-marker",
-                                   f"citation marker [{digits}] is outside 1..{count}")
+                    self.out.error(
+                        _P(spath), "citation-marker", f"citation marker [{digits}] is outside 1..{count}"
+                    )
         if not cited:
-            self.out.warning(_P(path), "uncited-node",
-                             f"node {node.get('id')!r} has no citations and no [n] markers")
+            self.out.warning(
+                _P(path), "uncited-node", f"node {node.get('id')!r} has no citations and no [n] markers"
+            )
 
     def check_claim(self, path: Any, claim: dict[str, Any]) -> None:
         node_id = claim.get("node")
@@ -382,20 +488,28 @@ class Checker:
         statement = claim.get("statement")
         statements = nodes[node_id].get("statements")
         if isinstance(statement, str) and isinstance(statements, list) and statement not in statements:
-            self.out.error(_P(path, "statement"), "claim-projection",
-                           f"the claim's statement is not one of node {node_id!r}'s statements, verbatim")
+            self.out.error(
+                _P(path, "statement"),
+                "claim-projection",
+                f"the claim's statement is not one of node {node_id!r}'s statements, verbatim",
+            )
 
     def check_edge(self, path: Any, edge: dict[str, Any]) -> None:
         source, target, edge_type = edge.get("source"), edge.get("target"), edge.get("type")
         self._resolve((path, "source"), source, "nodes", "node")
         self._resolve((path, "target"), target, "nodes", "node")
         edge_id = edge.get("id")
-        if (isinstance(edge_id, str) and isinstance(source, str) and isinstance(target, str)
-                and edge_type in EDGE_TYPES):
+        if (
+            isinstance(edge_id, str)
+            and isinstance(source, str)
+            and isinstance(target, str)
+            and edge_type in EDGE_TYPES
+        ):
             expected = canonical_edge_id(source, edge_type, target)
             if edge_id != expected:
-                self.out.error(_P(path, "id"), "edge-id",
-                               f"edge id {edge_id!r} is not the canonical {expected!r}")
+                self.out.error(
+                    _P(path, "id"), "edge-id", f"edge id {edge_id!r} is not the canonical {expected!r}"
+                )
 
     def check_fact(self, path: Any, fact: dict[str, Any]) -> None:
         self._resolve((path, "source"), fact.get("source"), "sources", "source")
@@ -404,8 +518,9 @@ class Checker:
     def check_chunk(self, path: Any, chunk: dict[str, Any]) -> None:
         for i, concept in _strings(chunk.get("concepts")):
             if concept not in self.ids.get("nodes", {}):
-                self.out.warning(_P((path, "concepts"), i), "chunk-concept",
-                                 f"concept {concept!r} does not exist")
+                self.out.warning(
+                    _P((path, "concepts"), i), "chunk-concept", f"concept {concept!r} does not exist"
+                )
         text = chunk.get("text")
         if isinstance(text, str):
             found = sorted({label for marker, label in _UNCLEAN if marker in text})
@@ -416,11 +531,17 @@ class Checker:
             if _EMOJI.search(text) and "arrows" not in found:
                 found.append("emoji or pictographs")
             if found:
-                self.out.error(_P(path, "text"), "chunk-clean-text",
-                               f"chunk text must be clean; it holds {', '.join(found)}")
+                self.out.error(
+                    _P(path, "text"),
+                    "chunk-clean-text",
+                    f"chunk text must be clean; it holds {', '.join(found)}",
+                )
         if chunk.get("kind") == "inference" and chunk.get("include_in_default_retrieval") is not False:
-            self.out.error(_P(path, "include_in_default_retrieval"), "inference-retrieval",
-                           "an inference chunk must set include_in_default_retrieval to false")
+            self.out.error(
+                _P(path, "include_in_default_retrieval"),
+                "inference-retrieval",
+                "an inference chunk must set include_in_default_retrieval to false",
+            )
 
     def check_evidence(self, path: Any, evidence: dict[str, Any]) -> None:
         self._resolve((path, "source"), evidence.get("source"), "sources", "source")
@@ -428,13 +549,21 @@ class Checker:
         if isinstance(excerpt, str) and isinstance(digest, str):
             actual = hashlib.sha256(excerpt.encode("utf-8", "surrogatepass")).hexdigest()
             if digest.lower().removeprefix("sha256:") != actual:
-                self.out.error(_P(path, "excerpt_sha256"), "excerpt-hash",
-                               "excerpt_sha256 is not the sha256 of the excerpt")
+                self.out.error(
+                    _P(path, "excerpt_sha256"),
+                    "excerpt-hash",
+                    "excerpt_sha256 is not the sha256 of the excerpt",
+                )
 
     def check_selector(self, path: Any, selector: dict[str, Any]) -> None:
         start, end = selector.get("start"), selector.get("end")
-        if (isinstance(start, int) and isinstance(end, int) and not isinstance(start, bool)
-                and not isinstance(end, bool) and start > end):
+        if (
+            isinstance(start, int)
+            and isinstance(end, int)
+            and not isinstance(start, bool)
+            and not isinstance(end, bool)
+            and start > end
+        ):
             self.out.error(_P(path, "end"), "selector-range", f"end {end} is before start {start}")
 
     def check_factConflict(self, path: Any, conflict: dict[str, Any]) -> None:  # noqa: N802
@@ -448,11 +577,17 @@ class Checker:
             self.out.error(_P(path, "redacted"), "place-privacy", "a sensitive place must be redacted")
         if redacted is True:
             if place.get("kind") not in REDACTED_KINDS and isinstance(place.get("kind"), str):
-                self.out.error(_P(path, "kind"), "place-privacy",
-                               f"a redacted place cannot be of kind {place.get('kind')!r}")
+                self.out.error(
+                    _P(path, "kind"),
+                    "place-privacy",
+                    f"a redacted place cannot be of kind {place.get('kind')!r}",
+                )
             if place.get("precision") not in REDACTED_PRECISIONS:
-                self.out.error(_P(path, "precision"), "place-privacy",
-                               "a redacted place declares a coarse precision (city, region, country, coarse)")
+                self.out.error(
+                    _P(path, "precision"),
+                    "place-privacy",
+                    "a redacted place declares a coarse precision (city, region, country, coarse)",
+                )
             for key in ("geometry", "identifiers"):
                 if key in place:
                     self.out.error(_P(path, key), "place-privacy", f"a redacted place must omit {key}")

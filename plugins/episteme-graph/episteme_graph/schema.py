@@ -156,8 +156,9 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
     "null": lambda v: v is None,
     "boolean": lambda v: isinstance(v, bool),
     "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
-    or (isinstance(v, float) and v.is_integer()),
+    "integer": lambda v: (
+        (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer())
+    ),
 }
 
 
@@ -183,8 +184,7 @@ class Compiler:
         if node is True or node == {}:
             return lambda inst, path, errs: None
         if node is False:
-            return lambda inst, path, errs: errs.append(
-                SchemaError(_materialise(path), None, False, inst))
+            return lambda inst, path, errs: errs.append(SchemaError(_materialise(path), None, False, inst))
         checks: list[Check] = []
         if "$ref" in node:
             checks.append(self.ref(node["$ref"]))
@@ -197,19 +197,26 @@ class Compiler:
             checks.append(_simple("const", constant, lambda v: _json_equal(v, constant)))
         if "pattern" in node:
             regex = re.compile(node["pattern"])
-            checks.append(_simple("pattern", node["pattern"],
-                                  lambda v: not isinstance(v, str) or regex.search(v) is not None))
+            checks.append(
+                _simple(
+                    "pattern",
+                    node["pattern"],
+                    lambda v: not isinstance(v, str) or regex.search(v) is not None,
+                )
+            )
         if "minLength" in node:
             low = node["minLength"]
             checks.append(_simple("minLength", low, lambda v: not isinstance(v, str) or len(v) >= low))
         if "minItems" in node:
             low_items = node["minItems"]
-            checks.append(_simple("minItems", low_items,
-                                  lambda v: not isinstance(v, list) or len(v) >= low_items))
+            checks.append(
+                _simple("minItems", low_items, lambda v: not isinstance(v, list) or len(v) >= low_items)
+            )
         if "maxItems" in node:
             high_items = node["maxItems"]
-            checks.append(_simple("maxItems", high_items,
-                                  lambda v: not isinstance(v, list) or len(v) <= high_items))
+            checks.append(
+                _simple("maxItems", high_items, lambda v: not isinstance(v, list) or len(v) <= high_items)
+            )
         if "minimum" in node:
             minimum = node["minimum"]
             checks.append(_simple("minimum", minimum, lambda v: not _is_number(v) or v >= minimum))
@@ -230,8 +237,9 @@ class Compiler:
             known = frozenset(node.get("properties", {}))
             checks.append(_additional(known, self.compile(node["additionalProperties"])))
         if "propertyNames" in node:
-            checks.append(_property_names(_memo(self.valid.compile(node["propertyNames"])),
-                                          node["propertyNames"]))
+            checks.append(
+                _property_names(_memo(self.valid.compile(node["propertyNames"])), node["propertyNames"])
+            )
         if "items" in node:
             checks.append(_items(self.compile(node["items"])))
         if "allOf" in node:
@@ -241,8 +249,13 @@ class Compiler:
         if "not" in node:
             checks.append(_not(self.valid.compile(node["not"]), node["not"]))
         if "if" in node:
-            checks.append(_if(self.valid.compile(node["if"]), self.compile(node.get("then", True)),
-                              self.compile(node.get("else", True))))
+            checks.append(
+                _if(
+                    self.valid.compile(node["if"]),
+                    self.compile(node.get("then", True)),
+                    self.compile(node.get("else", True)),
+                )
+            )
         if len(checks) == 1:
             return checks[0]
 
@@ -333,8 +346,15 @@ def _property_names(name_ok: Valid, subschema: Any) -> Check:
             for key in inst:
                 if not name_ok(key):
                     keyword = next(iter(subschema), None) if isinstance(subschema, dict) else None
-                    errs.append(SchemaError((*_materialise(path), key), keyword, subschema.get(keyword)
-                                            if isinstance(subschema, dict) else subschema, key, True))
+                    errs.append(
+                        SchemaError(
+                            (*_materialise(path), key),
+                            keyword,
+                            subschema.get(keyword) if isinstance(subschema, dict) else subschema,
+                            key,
+                            True,
+                        )
+                    )
 
     return check
 
@@ -433,13 +453,13 @@ class ValidCompiler:
             tests.append(lambda v: not isinstance(v, dict) or all(n in v for n in names_required))
         if "properties" in node:
             props = [(k, self.compile(v)) for k, v in node["properties"].items()]
-            tests.append(lambda v: not isinstance(v, dict) or all(
-                sub(v[k]) for k, sub in props if k in v))
+            tests.append(lambda v: not isinstance(v, dict) or all(sub(v[k]) for k, sub in props if k in v))
         if "additionalProperties" in node:
             known = frozenset(node.get("properties", {}))
             extra = self.compile(node["additionalProperties"])
-            tests.append(lambda v: not isinstance(v, dict) or all(
-                extra(x) for k, x in v.items() if k not in known))
+            tests.append(
+                lambda v: not isinstance(v, dict) or all(extra(x) for k, x in v.items() if k not in known)
+            )
         if "propertyNames" in node:
             name_ok = _memo(self.compile(node["propertyNames"]))
             tests.append(lambda v: not isinstance(v, dict) or all(name_ok(k) for k in v))

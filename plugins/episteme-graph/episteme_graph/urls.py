@@ -5,10 +5,26 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-CREDENTIAL_NAMES = frozenset({
-    "accesskey", "apikey", "auth", "authorization", "awsaccesskeyid", "clientsecret", "credential",
-    "jwt", "password", "passwd", "secret", "secretkey", "sessionid", "sig", "signature", "token",
-})
+CREDENTIAL_NAMES = frozenset(
+    {
+        "accesskey",
+        "apikey",
+        "auth",
+        "authorization",
+        "awsaccesskeyid",
+        "clientsecret",
+        "credential",
+        "jwt",
+        "password",
+        "passwd",
+        "secret",
+        "secretkey",
+        "sessionid",
+        "sig",
+        "signature",
+        "token",
+    }
+)
 CREDENTIAL_SUFFIXES = ("token", "apikey", "secret", "password", "credential", "signature")
 IDENTIFIER_SCHEMES = ("urn", "iso", "wikidata")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")

@@ -60,8 +60,9 @@ class Validation:
         }
 
 
-def validate_value(value: Any, name: str = "graph", *, check_stored_scores: bool = True,
-                   engine: str = "compiled") -> Validation:
+def validate_value(
+    value: Any, name: str = "graph", *, check_stored_scores: bool = True, engine: str = "compiled"
+) -> Validation:
     """Validate a parsed graph. Core findings win over schema findings at the same JSON path."""
     core = Collector()
     rules.check(value, core)
@@ -80,17 +81,31 @@ def validate_value(value: Any, name: str = "graph", *, check_stored_scores: bool
 
 
 def _stored_score_findings(metadata: dict[str, Any], expected: int) -> list[Finding]:
-    stored = {key: metadata[key] for key in ("conformance_score", "quality_score")
-              if isinstance(metadata.get(key), int) and not isinstance(metadata.get(key), bool)}
+    stored = {
+        key: metadata[key]
+        for key in ("conformance_score", "quality_score")
+        if isinstance(metadata.get(key), int) and not isinstance(metadata.get(key), bool)
+    }
     out: list[Finding] = []
     if len(stored) == 2 and stored["conformance_score"] != stored["quality_score"]:
-        out.append(Finding("$.metadata.quality_score", ERROR, "stored-score",
-                           "conformance_score and quality_score must be equal (one is the other's "
-                           "legacy name)"))
+        out.append(
+            Finding(
+                "$.metadata.quality_score",
+                ERROR,
+                "stored-score",
+                "conformance_score and quality_score must be equal (one is the other's legacy name)",
+            )
+        )
     for key, value in stored.items():
         if value != expected:
-            out.append(Finding(f"$.metadata.{key}", ERROR, "stored-score",
-                               f"{key} says {value} but the findings give {expected}"))
+            out.append(
+                Finding(
+                    f"$.metadata.{key}",
+                    ERROR,
+                    "stored-score",
+                    f"{key} says {value} but the findings give {expected}",
+                )
+            )
     return out
 
 
@@ -98,8 +113,13 @@ def validate_loaded(graph: LoadedGraph) -> Validation:
     return validate_value(graph.value, graph.name)
 
 
-def validate(graph: str | Path | bytes, home: Home | None = None, *, name: str | None = None,
-             max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, Any]:
+def validate(
+    graph: str | Path | bytes,
+    home: Home | None = None,
+    *,
+    name: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> dict[str, Any]:
     """Validate a graph (a path, ``-``, or its bytes) and return the report; ``home`` is unused and
     accepted so that every graph tool has one signature."""
     return validate_loaded(load(graph, name=name, max_bytes=max_bytes)).report()
@@ -107,8 +127,10 @@ def validate(graph: str | Path | bytes, home: Home | None = None, *, name: str |
 
 def summary_line(report: dict[str, Any]) -> str:
     verdict = "PASS" if report["ok"] else "FAIL"
-    return (f"{verdict}: {report['errorCount']} error(s), {report['warningCount']} warning(s), "
-            f"conformance_score {report['conformanceScore']}/100")
+    return (
+        f"{verdict}: {report['errorCount']} error(s), {report['warningCount']} warning(s), "
+        f"conformance_score {report['conformanceScore']}/100"
+    )
 
 
 def render_text(report: dict[str, Any], limit: int | None = None) -> str:

@@ -43,8 +43,11 @@ def card(node: dict[str, Any], claims: list[dict[str, Any]], evidence: dict[str,
         lines += ["", "## Claims", *(f"- {escape(model.text(c.get('statement')))}" for c in claims)]
     refs = [e for e in model.strings(node.get("evidence")) if e in evidence]
     if refs:
-        lines += ["", "## Evidence",
-                  *(f"- {escape(e)}: {escape(model.text(evidence[e].get('excerpt')))}" for e in refs)]
+        lines += [
+            "",
+            "## Evidence",
+            *(f"- {escape(e)}: {escape(model.text(evidence[e].get('excerpt')))}" for e in refs),
+        ]
     return "\n".join(lines)
 
 
@@ -72,16 +75,37 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
             text = card(node, claims_of.get(node["id"], []), evidence)
             height = max(220, min(760, 100 + 24 * text.count("\n")))
             ids[node["id"]] = stable_id("canvas-concept", node["id"])
-            canvas_nodes.append({"id": ids[node["id"]], "type": "text", "x": x, "y": y, "width": CARD_WIDTH,
-                                 "height": height, "text": text,
-                                 "x-episteme-graph": {"kind": "concept", "id": node["id"]}})
+            canvas_nodes.append(
+                {
+                    "id": ids[node["id"]],
+                    "type": "text",
+                    "x": x,
+                    "y": y,
+                    "width": CARD_WIDTH,
+                    "height": height,
+                    "text": text,
+                    "x-episteme-graph": {"kind": "concept", "id": node["id"]},
+                }
+            )
             y += height + GAP
-        label = (model.text(clusters[cluster_id].get("label"), cluster_id) if cluster_id in clusters
-                 else "Unclustered")
-        canvas_nodes.append({"id": stable_id("canvas-cluster", cluster_id), "type": "group", "x": x - 30,
-                             "y": -40, "width": CARD_WIDTH + 60, "height": max(260, y + 20), "label": label,
-                             "color": str(c % 6 + 1),
-                             "x-episteme-graph": {"kind": "cluster", "id": cluster_id}})
+        label = (
+            model.text(clusters[cluster_id].get("label"), cluster_id)
+            if cluster_id in clusters
+            else "Unclustered"
+        )
+        canvas_nodes.append(
+            {
+                "id": stable_id("canvas-cluster", cluster_id),
+                "type": "group",
+                "x": x - 30,
+                "y": -40,
+                "width": CARD_WIDTH + 60,
+                "height": max(260, y + 20),
+                "label": label,
+                "color": str(c % 6 + 1),
+                "x-episteme-graph": {"kind": "cluster", "id": cluster_id},
+            }
+        )
     canvas_edges = []
     seen: set[str] = set()
     for edge in model.edges(graph):
@@ -89,15 +113,27 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
         if identity in seen:
             continue
         seen.add(identity)
-        canvas_edges.append({"id": stable_id("canvas-edge", identity), "fromNode": ids[edge["source"]],
-                             "toNode": ids[edge["target"]],
-                             "toEnd": "none" if edge["type"] == "tension" else "arrow",
-                             "label": model.text(edge.get("label")) or edge["type"],
-                             "x-episteme-graph": {"kind": "relationship", "id": identity}})
+        canvas_edges.append(
+            {
+                "id": stable_id("canvas-edge", identity),
+                "fromNode": ids[edge["source"]],
+                "toNode": ids[edge["target"]],
+                "toEnd": "none" if edge["type"] == "tension" else "arrow",
+                "label": model.text(edge.get("label")) or edge["type"],
+                "x-episteme-graph": {"kind": "relationship", "id": identity},
+            }
+        )
     # Groups are drawn below their cards: JSON Canvas draws nodes in array order (z-index).
     canvas_nodes.sort(key=lambda n: (n["type"] != "group", n["id"]))
     canvas_edges.sort(key=lambda e: e["id"])
-    document = {"nodes": canvas_nodes, "edges": canvas_edges,
-                "x-episteme-graph": {"format": "episteme-graph canvas extension", "formatVersion": "1",
-                                     "sourceSha256": graph_sha256(graph), "sourceGraph": graph}}
+    document = {
+        "nodes": canvas_nodes,
+        "edges": canvas_edges,
+        "x-episteme-graph": {
+            "format": "episteme-graph canvas extension",
+            "formatVersion": "1",
+            "sourceSha256": graph_sha256(graph),
+            "sourceGraph": graph,
+        },
+    }
     return canonical_bytes(document)

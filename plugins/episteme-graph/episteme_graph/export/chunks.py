@@ -34,21 +34,36 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
         for chunk in chunks:
             if chunk.get("include_in_default_retrieval") is False and not include_inferred:
                 continue
-            rows.append({
-                "id": model.text(chunk.get("id")), "text": clean(model.text(chunk.get("text"))),
-                "concepts": sorted(set(model.strings(chunk.get("concepts")))),
-                "kind": model.text(chunk.get("kind"), "source_claims"),
-                "evidence": sorted(set(model.strings(chunk.get("evidence")))),
-                "origin": chunk.get("origin") if isinstance(chunk.get("origin"), str) else None,
-                "temporalScope": chunk.get("temporal_scope") if isinstance(chunk.get("temporal_scope"),
-                                                                            str) else None,
-                "includeInDefaultRetrieval": chunk.get("include_in_default_retrieval") is not False,
-                "synthetic": False,
-            })
+            rows.append(
+                {
+                    "id": model.text(chunk.get("id")),
+                    "text": clean(model.text(chunk.get("text"))),
+                    "concepts": sorted(set(model.strings(chunk.get("concepts")))),
+                    "kind": model.text(chunk.get("kind"), "source_claims"),
+                    "evidence": sorted(set(model.strings(chunk.get("evidence")))),
+                    "origin": chunk.get("origin") if isinstance(chunk.get("origin"), str) else None,
+                    "temporalScope": chunk.get("temporal_scope")
+                    if isinstance(chunk.get("temporal_scope"), str)
+                    else None,
+                    "includeInDefaultRetrieval": chunk.get("include_in_default_retrieval") is not False,
+                    "synthetic": False,
+                }
+            )
     else:
-        rows = [{"id": r["id"], "text": clean(r["text"]), "concepts": r["concepts"], "kind": r["kind"],
-                 "evidence": r["evidence"], "origin": None, "temporalScope": None,
-                 "includeInDefaultRetrieval": True, "synthetic": True} for r in concept_contexts(graph)]
+        rows = [
+            {
+                "id": r["id"],
+                "text": clean(r["text"]),
+                "concepts": r["concepts"],
+                "kind": r["kind"],
+                "evidence": r["evidence"],
+                "origin": None,
+                "temporalScope": None,
+                "includeInDefaultRetrieval": True,
+                "synthetic": True,
+            }
+            for r in concept_contexts(graph)
+        ]
     for row in sorted(rows, key=lambda r: (r["id"], json_line(r))):
         if row["text"]:
             lines.append(json_line(row))

@@ -39,13 +39,24 @@ def concept_contexts(graph: Any) -> list[dict[str, Any]]:
     """One synthetic record per concept (sorted by id) for graphs without chunks."""
     records = []
     for node in sorted(model.nodes(graph), key=lambda n: n["id"]):
-        parts = [model.text(node.get("definition")), model.text(node.get("relevance")),
-                 *model.strings(node.get("statements"))]
-        records.append({
-            "id": f"context:{node['id']}", "title": model.text(node.get("label"), node["id"]),
-            "kind": "derived_concept_context", "concepts": [node["id"]],
-            "evidence": sorted(set(model.strings(node.get("evidence")))), "origin": None,
-            "derivation": None, "spatial_contexts": [], "synthetic": True, "raw": node,
-            "text": "\n\n".join(p for p in parts if p),
-        })
+        parts = [
+            model.text(node.get("definition")),
+            model.text(node.get("relevance")),
+            *model.strings(node.get("statements")),
+        ]
+        records.append(
+            {
+                "id": f"context:{node['id']}",
+                "title": model.text(node.get("label"), node["id"]),
+                "kind": "derived_concept_context",
+                "concepts": [node["id"]],
+                "evidence": sorted(set(model.strings(node.get("evidence")))),
+                "origin": None,
+                "derivation": None,
+                "spatial_contexts": [],
+                "synthetic": True,
+                "raw": node,
+                "text": "\n\n".join(p for p in parts if p),
+            }
+        )
     return records

@@ -20,16 +20,23 @@ def _records(graph: Any) -> list[dict[str, Any]]:
         concepts = sorted(set(model.strings(chunk.get("concepts"))))
         titles = [labels[c] for c in model.strings(chunk.get("concepts")) if c in labels]
         chunk_id = model.text(chunk.get("id"))
-        records.append({
-            "id": chunk_id, "title": " / ".join(titles) if titles else chunk_id,
-            "kind": model.text(chunk.get("kind"), "source_claims"), "concepts": concepts,
-            "evidence": sorted(set(model.strings(chunk.get("evidence")))),
-            "origin": chunk.get("origin") if isinstance(chunk.get("origin"), str) else None,
-            "spatial_contexts": chunk.get("spatial_contexts") if isinstance(chunk.get("spatial_contexts"),
-                                                                             list) else [],
-            "derivation": chunk.get("derivation") if isinstance(chunk.get("derivation"), dict) else None,
-            "synthetic": False, "raw": chunk, "text": model.text(chunk.get("text")),
-        })
+        records.append(
+            {
+                "id": chunk_id,
+                "title": " / ".join(titles) if titles else chunk_id,
+                "kind": model.text(chunk.get("kind"), "source_claims"),
+                "concepts": concepts,
+                "evidence": sorted(set(model.strings(chunk.get("evidence")))),
+                "origin": chunk.get("origin") if isinstance(chunk.get("origin"), str) else None,
+                "spatial_contexts": chunk.get("spatial_contexts")
+                if isinstance(chunk.get("spatial_contexts"), list)
+                else [],
+                "derivation": chunk.get("derivation") if isinstance(chunk.get("derivation"), dict) else None,
+                "synthetic": False,
+                "raw": chunk,
+                "text": model.text(chunk.get("text")),
+            }
+        )
     return records
 
 
@@ -48,9 +55,21 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
     parts = [data]
     for record in _records(graph):
         body = record["text"].replace("\r\n", "\n").replace("\r", "\n").encode("utf-8", "surrogatepass")
-        record_json = {key: record[key] for key in ("concepts", "derivation", "evidence", "id", "kind",
-                                                       "origin", "raw", "spatial_contexts", "synthetic",
-                                                       "title")}
+        record_json = {
+            key: record[key]
+            for key in (
+                "concepts",
+                "derivation",
+                "evidence",
+                "id",
+                "kind",
+                "origin",
+                "raw",
+                "spatial_contexts",
+                "synthetic",
+                "title",
+            )
+        }
         record_json["text"] = record["text"]
         head = [
             "===",
@@ -85,13 +104,22 @@ def parse(data: bytes) -> dict[str, Any]:
     at = lines_end
     while at < len(data):
         end = data.index(b"\n---\n", at) + 5
-        fields = dict(line.split(": ", 1) for line in data[at:end - 4].decode("utf-8").splitlines()[1:])
+        fields = dict(line.split(": ", 1) for line in data[at : end - 4].decode("utf-8").splitlines()[1:])
         size = int(fields["body-utf8-bytes"])
-        body = data[end:end + size]
-        if hashlib.sha256(body).hexdigest() != fields["body-sha256"] or data[end + size:end + size + 1] != b"\n":
+        body = data[end : end + size]
+        if (
+            hashlib.sha256(body).hexdigest() != fields["body-sha256"]
+            or data[end + size : end + size + 1] != b"\n"
+        ):
             raise ValueError(f"record {fields['id-json']}: body does not match its hash or framing")
-        records.append({"fields": {k: json.loads(v) if k.endswith("-json") else v for k, v in fields.items()},
-                        "body": body.decode("utf-8")})
+        records.append(
+            {
+                "fields": {k: json.loads(v) if k.endswith("-json") else v for k, v in fields.items()},
+                "body": body.decode("utf-8"),
+            }
+        )
         at = end + size + 1
-    return {"header": {k: json.loads(v) if k.endswith("-json") else v for k, v in header.items()},
-            "records": records}
+    return {
+        "header": {k: json.loads(v) if k.endswith("-json") else v for k, v in header.items()},
+        "records": records,
+    }

@@ -14,24 +14,108 @@ from typing import Any
 from episteme_graph import model
 from episteme_graph.export.common import graph_sha256, json_line, stable_id
 
-LABELS = {"graph": "KDGraph", "source": "KDSource", "cluster": "KDCluster", "concept": "KDConcept",
-          "edge": "KDEdge", "evidence": "KDEvidence", "claim": "KDClaim", "fact": "KDFact",
-          "chunk": "KDChunk", "assessment": "KDAssessment", "conflict": "KDConflict",
-          "question": "KDQuestion"}
-HAS = {"source": "HAS_SOURCE", "cluster": "HAS_CLUSTER", "concept": "HAS_CONCEPT", "edge": "HAS_EDGE",
-       "evidence": "HAS_EVIDENCE", "claim": "HAS_CLAIM", "fact": "HAS_FACT", "chunk": "HAS_CHUNK",
-       "assessment": "HAS_ASSESSMENT", "conflict": "HAS_CONFLICT", "question": "HAS_QUESTION"}
-RELATIONSHIPS = frozenset({*HAS.values(), "IN_CLUSTER", "SUPPORTED_BY", "DERIVED_FROM_SOURCE", "CLAIM_OF",
-                           "FROM_CONCEPT", "TO_CONCEPT", "KD_RELATIONSHIP", "ABOUT"})
-SCALAR_KEYS = ("assessed_at", "assessor", "attribution_basis", "cluster", "confidence", "context", "date",
-               "definition", "description", "dimension", "excerpt", "explanation", "file",
-               "include_in_default_retrieval", "kind", "label", "method", "metric", "node", "origin",
-               "relation", "reason", "relevance", "resource", "review_status", "scope", "source",
-               "statement", "support", "target", "text", "title", "token_estimate", "type", "url", "value",
-               "weight", "temporal_scope", "content_sha256", "publisher", "version", "license",
-               "retrieved_at", "n")
-COMPLEX_KEYS = ("agents", "authors", "citations", "claim_ids", "concepts", "derivation", "evidence", "facts",
-                "identifiers", "selector", "sources", "spatial_contexts", "statements", "temporal")
+LABELS = {
+    "graph": "KDGraph",
+    "source": "KDSource",
+    "cluster": "KDCluster",
+    "concept": "KDConcept",
+    "edge": "KDEdge",
+    "evidence": "KDEvidence",
+    "claim": "KDClaim",
+    "fact": "KDFact",
+    "chunk": "KDChunk",
+    "assessment": "KDAssessment",
+    "conflict": "KDConflict",
+    "question": "KDQuestion",
+}
+HAS = {
+    "source": "HAS_SOURCE",
+    "cluster": "HAS_CLUSTER",
+    "concept": "HAS_CONCEPT",
+    "edge": "HAS_EDGE",
+    "evidence": "HAS_EVIDENCE",
+    "claim": "HAS_CLAIM",
+    "fact": "HAS_FACT",
+    "chunk": "HAS_CHUNK",
+    "assessment": "HAS_ASSESSMENT",
+    "conflict": "HAS_CONFLICT",
+    "question": "HAS_QUESTION",
+}
+RELATIONSHIPS = frozenset(
+    {
+        *HAS.values(),
+        "IN_CLUSTER",
+        "SUPPORTED_BY",
+        "DERIVED_FROM_SOURCE",
+        "CLAIM_OF",
+        "FROM_CONCEPT",
+        "TO_CONCEPT",
+        "KD_RELATIONSHIP",
+        "ABOUT",
+    }
+)
+SCALAR_KEYS = (
+    "assessed_at",
+    "assessor",
+    "attribution_basis",
+    "cluster",
+    "confidence",
+    "context",
+    "date",
+    "definition",
+    "description",
+    "dimension",
+    "excerpt",
+    "explanation",
+    "file",
+    "include_in_default_retrieval",
+    "kind",
+    "label",
+    "method",
+    "metric",
+    "node",
+    "origin",
+    "relation",
+    "reason",
+    "relevance",
+    "resource",
+    "review_status",
+    "scope",
+    "source",
+    "statement",
+    "support",
+    "target",
+    "text",
+    "title",
+    "token_estimate",
+    "type",
+    "url",
+    "value",
+    "weight",
+    "temporal_scope",
+    "content_sha256",
+    "publisher",
+    "version",
+    "license",
+    "retrieved_at",
+    "n",
+)
+COMPLEX_KEYS = (
+    "agents",
+    "authors",
+    "citations",
+    "claim_ids",
+    "concepts",
+    "derivation",
+    "evidence",
+    "facts",
+    "identifiers",
+    "selector",
+    "sources",
+    "spatial_contexts",
+    "statements",
+    "temporal",
+)
 _PROPERTY = re.compile(r"^[a-z][a-z0-9_]*$")
 INT64 = 2**63
 CONSTRAINT = "CREATE CONSTRAINT kd_entity_id IF NOT EXISTS FOR (n:KDEntity) REQUIRE n.kd_id IS UNIQUE;"
@@ -80,12 +164,17 @@ def literal(value: Any) -> str:
 
 def properties(item: dict[str, Any], kind: str, kd_id: str, original_id: str) -> str:
     """``{key: value, ...}`` sorted: fixed scalar keys as they are, complex ones as ``<key>_json``."""
-    props: dict[str, Any] = {"entity_kind": kind, "kd_id": kd_id, "original_id": original_id,
-                             "raw_json": json_line(item)}
+    props: dict[str, Any] = {
+        "entity_kind": kind,
+        "kd_id": kd_id,
+        "original_id": original_id,
+        "raw_json": json_line(item),
+    }
     for key in SCALAR_KEYS:
         value = item.get(key)
-        if isinstance(value, str | bool | int | float) and not (isinstance(value, float)
-                                                                 and not math.isfinite(value)):
+        if isinstance(value, str | bool | int | float) and not (
+            isinstance(value, float) and not math.isfinite(value)
+        ):
             props[key] = value
     for key in COMPLEX_KEYS:
         value = item.get(key)
@@ -113,26 +202,38 @@ class Script:
         if kd_id in self.ids:
             return kd_id
         self.ids.add(kd_id)
-        statement = (f"MERGE (n:KDEntity {{kd_id: {quote(kd_id)}}}) SET n:{LABELS[kind]} "
-                     f"SET n += {properties(item, kind, kd_id, original_id)};")
+        statement = (
+            f"MERGE (n:KDEntity {{kd_id: {quote(kd_id)}}}) SET n:{LABELS[kind]} "
+            f"SET n += {properties(item, kind, kd_id, original_id)};"
+        )
         self.entities.append((kd_id, statement))
         return kd_id
 
-    def link(self, source: str, relationship: str, target: str, extra: dict[str, Any] | None = None,
-             identity: str | None = None) -> None:
+    def link(
+        self,
+        source: str,
+        relationship: str,
+        target: str,
+        extra: dict[str, Any] | None = None,
+        identity: str | None = None,
+    ) -> None:
         if relationship not in RELATIONSHIPS or source not in self.ids or target not in self.ids:
             return
         kd_id = stable_id(f"rel-{relationship.lower()}", identity or f"{source}\0{target}")
         props = {"kd_id": kd_id, **(extra or {})}
         body = "{" + ", ".join(f"{k}: {literal(props[k])}" for k in sorted(props)) + "}"
-        statement = (f"MATCH (a:KDEntity {{kd_id: {quote(source)}}}), (b:KDEntity {{kd_id: {quote(target)}}}) "
-                     f"MERGE (a)-[r:{relationship} {{kd_id: {quote(kd_id)}}}]->(b) SET r += {body};")
+        statement = (
+            f"MATCH (a:KDEntity {{kd_id: {quote(source)}}}), (b:KDEntity {{kd_id: {quote(target)}}}) "
+            f"MERGE (a)-[r:{relationship} {{kd_id: {quote(kd_id)}}}]->(b) SET r += {body};"
+        )
         self.links.append((kd_id, statement))
 
     def text(self) -> str:
-        lines = ["// episteme-graph Cypher export for Neo4j 5: MERGE by kd_id, SET +=; never deletes.",
-                 "// Labels, relationship types and property names are constants: graph text is data.",
-                 CONSTRAINT]
+        lines = [
+            "// episteme-graph Cypher export for Neo4j 5: MERGE by kd_id, SET +=; never deletes.",
+            "// Labels, relationship types and property names are constants: graph text is data.",
+            CONSTRAINT,
+        ]
         lines += [s for _, s in sorted(self.entities)]
         lines += [s for _, s in sorted(set(self.links))]
         return "\n".join(lines) + "\n"
@@ -142,8 +243,11 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
     script = Script()
     meta = model.metadata(graph)
     digest = graph_sha256(graph)
-    graph_item = {"title": model.text(meta.get("title")), "value": digest,
-                  "version": model.text(meta.get("distiller_spec_version"))}
+    graph_item = {
+        "title": model.text(meta.get("title")),
+        "value": digest,
+        "version": model.text(meta.get("distiller_spec_version")),
+    }
     root = script.entity("graph", digest, graph_item, digest)
 
     def add(kind: str, objects: list[dict[str, Any]]) -> dict[str, str]:
@@ -194,8 +298,9 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
         extra = {"edge_id": identity, "relationship_type": edge["type"], "raw_json": json_line(edge)}
         if isinstance(edge.get("label"), str):
             extra["label"] = edge["label"]
-        script.link(concepts[edge["source"]], "KD_RELATIONSHIP", concepts[edge["target"]], extra,
-                    identity=identity)
+        script.link(
+            concepts[edge["source"]], "KD_RELATIONSHIP", concepts[edge["target"]], extra, identity=identity
+        )
     for fact in model.unique_by_id(model.items(graph, "facts")):
         if fact.get("source") in sources:
             script.link(facts[fact["id"]], "DERIVED_FROM_SOURCE", sources[fact["source"]])

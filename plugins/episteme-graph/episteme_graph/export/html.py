@@ -28,9 +28,11 @@ def _hash(text: str) -> str:
 
 def content_security_policy(*, header: bool = False) -> str:
     """The viewer's policy; the HTTP header form adds what a meta element cannot carry."""
-    policy = (f"default-src 'none'; script-src {_hash(_asset('viewer.js'))}; "
-              f"style-src {_hash(_asset('viewer.css'))}; img-src 'none'; connect-src 'none'; "
-              "object-src 'none'; base-uri 'none'; form-action 'none'")
+    policy = (
+        f"default-src 'none'; script-src {_hash(_asset('viewer.js'))}; "
+        f"style-src {_hash(_asset('viewer.css'))}; img-src 'none'; connect-src 'none'; "
+        "object-src 'none'; base-uri 'none'; form-action 'none'"
+    )
     return policy + ("; frame-ancestors 'none'" if header else "")
 
 
@@ -44,8 +46,13 @@ def inert_json(value: Any) -> str:
 
 def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
     title = model.text(model.metadata(graph).get("title")) or "Untitled graph"
-    values = {"CSP": html.escape(content_security_policy(), quote=True), "TITLE": html.escape(title),
-              "CSS": _asset("viewer.css"), "GRAPH": inert_json(graph), "JS": _asset("viewer.js")}
+    values = {
+        "CSP": html.escape(content_security_policy(), quote=True),
+        "TITLE": html.escape(title),
+        "CSS": _asset("viewer.css"),
+        "GRAPH": inert_json(graph),
+        "JS": _asset("viewer.js"),
+    }
     # One pass: text put in by one token is never scanned for another.
     page = _TOKEN.sub(lambda m: values[m.group(1)], _asset("template.html"))
     return page.encode("utf-8")

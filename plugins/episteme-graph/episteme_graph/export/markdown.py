@@ -10,12 +10,33 @@ from typing import Any
 from episteme_graph import model, urls
 from episteme_graph.export.common import json_line
 
-PHRASES = {"uses": "uses", "enables": "enables", "based-on": "based on", "part-of": "part of",
-           "tension": "in tension with", "replaces": "replaces", "extends": "extends",
-           "example-of": "example of"}
-FRONT_KEYS = ("title", "distiller_version", "distiller_spec_version", "distillation_date", "domain",
-              "language", "depth", "mode", "conformance_score", "quality_score", "temporal_confidence",
-              "concept_count", "relationship_count", "cluster_count", "fact_count")
+PHRASES = {
+    "uses": "uses",
+    "enables": "enables",
+    "based-on": "based on",
+    "part-of": "part of",
+    "tension": "in tension with",
+    "replaces": "replaces",
+    "extends": "extends",
+    "example-of": "example of",
+}
+FRONT_KEYS = (
+    "title",
+    "distiller_version",
+    "distiller_spec_version",
+    "distillation_date",
+    "domain",
+    "language",
+    "depth",
+    "mode",
+    "conformance_score",
+    "quality_score",
+    "temporal_confidence",
+    "concept_count",
+    "relationship_count",
+    "cluster_count",
+    "fact_count",
+)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 
 
@@ -84,8 +105,9 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:  # noqa: C9
         for node in by_cluster[cluster_id]:
             out.append(f"- **{inline(labels[node['id']])}**")
             for edge in sorted(outgoing.get(node["id"], []), key=lambda e: (e["type"], e["target"])):
-                out.append(f"  - {PHRASES.get(edge['type'], inline(edge['type']))}: "
-                           f"{inline(labels[edge['target']])}")
+                out.append(
+                    f"  - {PHRASES.get(edge['type'], inline(edge['type']))}: {inline(labels[edge['target']])}"
+                )
         out.append("")
 
     out += ["## Concepts", ""]
@@ -95,17 +117,22 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:  # noqa: C9
     for node in nodes:
         out.append(f"### {inline(labels[node['id']])}")
         out.append("")
-        badges = [f"id `{inline(node['id'])}`", f"confidence {inline(node.get('confidence'))}",
-                  f"cluster {inline(cluster_labels.get(model.text(node.get('cluster')), node.get('cluster')))}"]
+        badges = [
+            f"id `{inline(node['id'])}`",
+            f"confidence {inline(node.get('confidence'))}",
+            f"cluster {inline(cluster_labels.get(model.text(node.get('cluster')), node.get('cluster')))}",
+        ]
         if node["id"] in superseded:
             badges.append("superseded")
         out.append(" · ".join(badges))
         temporal = node.get("temporal") if isinstance(node.get("temporal"), dict) else {}
         if temporal:
-            out.append(f"Temporal: valid from {inline(temporal.get('valid_from') or '?')} until "
-                       f"{inline(temporal.get('valid_until') or '?')}, as of "
-                       f"{inline(temporal.get('source_date') or '?')} "
-                       f"({inline(temporal.get('temporal_confidence') or 'unknown')})")
+            out.append(
+                f"Temporal: valid from {inline(temporal.get('valid_from') or '?')} until "
+                f"{inline(temporal.get('valid_until') or '?')}, as of "
+                f"{inline(temporal.get('source_date') or '?')} "
+                f"({inline(temporal.get('temporal_confidence') or 'unknown')})"
+            )
         if isinstance(node.get("resource"), str) and node["resource"]:
             out.append(f"Resource: {inline(node['resource'])}")
         out += ["", f"**Definition:** {inline(node.get('definition'))}", ""]
@@ -117,17 +144,23 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:  # noqa: C9
             out += [f"- {inline(s)}" for s in statements]
             out.append("")
         for claim in claims_of.get(node["id"], []):
-            out.append(f"- Claim `{inline(claim['id'])}` · confidence {inline(claim.get('confidence'))} · "
-                       f"origin {inline(claim.get('origin'))} · review "
-                       f"{inline(claim.get('review_status') or 'unreviewed')} · evidence "
-                       f"{', '.join(inline(e) for e in model.strings(claim.get('evidence'))) or 'none'}")
+            out.append(
+                f"- Claim `{inline(claim['id'])}` · confidence {inline(claim.get('confidence'))} · "
+                f"origin {inline(claim.get('origin'))} · review "
+                f"{inline(claim.get('review_status') or 'unreviewed')} · evidence "
+                f"{', '.join(inline(e) for e in model.strings(claim.get('evidence'))) or 'none'}"
+            )
         if outgoing.get(node["id"]) or incoming.get(node["id"]):
             out.append("**Relationships:**")
             for edge in outgoing.get(node["id"], []):
-                out.append(f"- {PHRASES.get(edge['type'], inline(edge['type']))} {inline(labels[edge['target']])}")
+                out.append(
+                    f"- {PHRASES.get(edge['type'], inline(edge['type']))} {inline(labels[edge['target']])}"
+                )
             for edge in incoming.get(node["id"], []):
-                out.append(f"- cited by {inline(labels[edge['source']])} "
-                           f"({PHRASES.get(edge['type'], inline(edge['type']))})")
+                out.append(
+                    f"- cited by {inline(labels[edge['source']])} "
+                    f"({PHRASES.get(edge['type'], inline(edge['type']))})"
+                )
             out.append("")
         if isinstance(node.get("note"), str):
             out += [f"> {inline(node['note'])}", ""]
@@ -135,8 +168,11 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:  # noqa: C9
         if refs:
             out.append(f"**Evidence:** {', '.join(inline(e) for e in refs)}")
             out.append("")
-        citations = [c for c in node.get("citations", []) if isinstance(c, dict)] \
-            if isinstance(node.get("citations"), list) else []
+        citations = (
+            [c for c in node.get("citations", []) if isinstance(c, dict)]
+            if isinstance(node.get("citations"), list)
+            else []
+        )
         if citations:
             out.append("**Citation records:**")
             out.append("")
@@ -149,8 +185,10 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:  # noqa: C9
         out.append(f'  {mermaid_ids[node["id"]]}["{mermaid_label(labels[node["id"]])}"]')
     for edge in sorted(edges, key=lambda e: model.edge_identity(e)):
         arrow = "<-->" if edge["type"] == "tension" else "-->"
-        out.append(f"  {mermaid_ids[edge['source']]} {arrow}|{mermaid_label(edge['type'])}| "
-                   f"{mermaid_ids[edge['target']]}")
+        out.append(
+            f"  {mermaid_ids[edge['source']]} {arrow}|{mermaid_label(edge['type'])}| "
+            f"{mermaid_ids[edge['target']]}"
+        )
     out += ["```", ""]
 
     if edges:
@@ -169,12 +207,23 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:  # noqa: C9
 
     facts = model.unique_by_id(model.items(graph, "facts"))
     if facts:
-        out += ["## Facts", "", "| ID | Fact | Value | Context | Confidence | Source | Origin | Evidence |",
-                "|---|---|---|---|---|---|---|---|"]
+        out += [
+            "## Facts",
+            "",
+            "| ID | Fact | Value | Context | Confidence | Source | Origin | Evidence |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for fact in facts:
-            cells = [fact["id"], fact.get("statement"), fact.get("value"), fact.get("context"),
-                     fact.get("confidence"), fact.get("source"), fact.get("origin"),
-                     ", ".join(model.strings(fact.get("evidence")))]
+            cells = [
+                fact["id"],
+                fact.get("statement"),
+                fact.get("value"),
+                fact.get("context"),
+                fact.get("confidence"),
+                fact.get("source"),
+                fact.get("origin"),
+                ", ".join(model.strings(fact.get("evidence"))),
+            ]
             out.append("| " + " | ".join(inline(c) for c in cells) + " |")
         out.append("")
     questions = model.strings(graph.get("open_questions"))
@@ -186,15 +235,19 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:  # noqa: C9
         for chunk in chunks:
             out.append(f"### `{inline(chunk['id'])}`")
             out.append("")
-            out.append(f"- Kind: {inline(chunk.get('kind') or 'source_claims')} · concepts "
-                       f"{', '.join(inline(c) for c in model.strings(chunk.get('concepts')))} · included in "
-                       f"default retrieval: {'no' if chunk.get('include_in_default_retrieval') is False else 'yes'}")
+            out.append(
+                f"- Kind: {inline(chunk.get('kind') or 'source_claims')} · concepts "
+                f"{', '.join(inline(c) for c in model.strings(chunk.get('concepts')))} · included in "
+                f"default retrieval: {'no' if chunk.get('include_in_default_retrieval') is False else 'yes'}"
+            )
             out += ["", code(model.text(chunk.get("text"))), ""]
     if evidence:
         out += ["## Evidence", ""]
         for item in evidence:
-            out.append(f"- `{inline(item['id'])}` · source {inline(item.get('source'))} · "
-                       f"{inline(item.get('support'))} · {inline(item.get('attribution_basis'))}")
+            out.append(
+                f"- `{inline(item['id'])}` · source {inline(item.get('source'))} · "
+                f"{inline(item.get('support'))} · {inline(item.get('attribution_basis'))}"
+            )
             if isinstance(item.get("excerpt"), str):
                 out.append(f"  > {inline(item['excerpt'])}")
             if isinstance(item.get("selector"), dict):
@@ -202,20 +255,33 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:  # noqa: C9
         out.append("")
     assessments = model.unique_by_id(model.items(graph, "assessments"))
     if assessments:
-        out += ["## Assessments", "", "| ID | Dimension | Scope | Value | Assessor | Method | Date |",
-                "|---|---|---|---|---|---|---|"]
+        out += [
+            "## Assessments",
+            "",
+            "| ID | Dimension | Scope | Value | Assessor | Method | Date |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for a in assessments:
-            cells = [a["id"], a.get("dimension"), a.get("scope"), a.get("value"), a.get("assessor"),
-                     a.get("method"), a.get("assessed_at")]
+            cells = [
+                a["id"],
+                a.get("dimension"),
+                a.get("scope"),
+                a.get("value"),
+                a.get("assessor"),
+                a.get("method"),
+                a.get("assessed_at"),
+            ]
             out.append("| " + " | ".join(inline(c) for c in cells) + " |")
         out.append("")
     conflicts = model.unique_by_id(model.items(graph, "fact_conflicts"))
     if conflicts:
         out += ["## Fact conflicts", ""]
         for conflict in conflicts:
-            out.append(f"- `{inline(conflict['id'])}` ({inline(conflict.get('relation'))}): "
-                       f"{' vs '.join(inline(f) for f in model.strings(conflict.get('facts')))} — "
-                       f"{inline(conflict.get('reason'))}")
+            out.append(
+                f"- `{inline(conflict['id'])}` ({inline(conflict.get('relation'))}): "
+                f"{' vs '.join(inline(f) for f in model.strings(conflict.get('facts')))} — "
+                f"{inline(conflict.get('reason'))}"
+            )
         out.append("")
     out += ["## Sources", ""]
     for i, source in enumerate(sources, 1):
@@ -223,10 +289,17 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:  # noqa: C9
         link = f" <{inline(url)}>" if isinstance(url, str) and url and urls.problem(url) is None else ""
         out.append(f"### [{i}] {inline(source.get('title') or source.get('file'))}{link}")
         out.append("")
-        out.append(f"- ID: `{inline(source['id'])}` · file {inline(source.get('file'))} · type "
-                   f"{inline(source.get('type'))}")
+        out.append(
+            f"- ID: `{inline(source['id'])}` · file {inline(source.get('file'))} · type "
+            f"{inline(source.get('type'))}"
+        )
         out.append("")
     score = meta.get("conformance_score", meta.get("quality_score"))
-    out += ["---", "", f"> Conformance score: {inline(score if score is not None else '?')}/100",
-            "> Semantic accuracy: not evaluated (a passing graph is well formed, not true)", ""]
+    out += [
+        "---",
+        "",
+        f"> Conformance score: {inline(score if score is not None else '?')}/100",
+        "> Semantic accuracy: not evaluated (a passing graph is well formed, not true)",
+        "",
+    ]
     return "\n".join(out).encode("utf-8")
