@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-_NAME = re.compile(r"^[A-Za-z_@][A-Za-z0-9_@-]*$")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 @lru_cache(maxsize=4096)

@@ -205,7 +205,8 @@ class Checker:
         self.ids: dict[str, dict[str, Any]] = {}
         self.nodes_by_id: dict[Any, dict[str, Any]] = {}
         for _, node in _items(graph, "nodes"):
-            self.nodes_by_id.setdefault(node.get("id"), node)
+            if isinstance(node.get("id"), str):
+                self.nodes_by_id.setdefault(node["id"], node)
 
     def _source_items(self) -> list[tuple[Any, dict[str, Any]]]:
         value = self.metadata.get("sources")
@@ -337,7 +338,10 @@ class Checker:
                 )
 
     def membership(self) -> None:
-        clusters = {c.get("id"): (path, c) for path, c in _items(self.graph, "clusters")}
+        clusters: dict[str, tuple[Any, dict[str, Any]]] = {}
+        for path, cluster in _items(self.graph, "clusters"):
+            if isinstance(cluster.get("id"), str):
+                clusters.setdefault(cluster["id"], (path, cluster))
         members: dict[Any, set[str]] = {cid: set() for cid in clusters}
         for path, node in _items(self.graph, "nodes"):
             cluster_id, node_id = node.get("cluster"), node.get("id")

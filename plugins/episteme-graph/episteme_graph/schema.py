@@ -520,8 +520,15 @@ def _jsonschema_validator() -> Any:
     return cls(schema(), format_checker=checker)
 
 
-def _from_jsonschema(error: Any) -> SchemaError:
+def _from_jsonschema(error: Any, root: Any) -> SchemaError:
     parts: list[str | int] = list(error.absolute_path)
+    if error.validator is None and list(error.relative_schema_path)[-1:] == ["properties"]:
+        # jsonschema reports a `false` property schema at the object, not at the property: find it.
+        parent = root
+        for part in parts:
+            parent = parent[part]
+        if isinstance(parent, dict):
+            parts += [key for key, value in parent.items() if value is error.instance][:1]
     in_names = "propertyNames" in error.relative_schema_path and isinstance(error.instance, str)
     if error.validator == "required":
         for name in error.validator_value:
@@ -536,7 +543,7 @@ def _from_jsonschema(error: Any) -> SchemaError:
 def errors(value: Any, engine: str = "compiled") -> list[SchemaError]:
     """Every schema error of ``value``, from the engine asked for."""
     if engine == "jsonschema":
-        return [_from_jsonschema(e) for e in _jsonschema_validator().iter_errors(value)]
+        return [_from_jsonschema(e, value) for e in _jsonschema_validator().iter_errors(value)]
     found: list[SchemaError] = []
     _compiled()(value, None, found)
     return found

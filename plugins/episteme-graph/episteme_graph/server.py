@@ -202,7 +202,7 @@ def make_server(settings: ViewSettings) -> ThreadingHTTPServer:
     except OSError as exc:
         raise EpistemeError(
             "INVALID_USAGE", f"cannot listen on {settings.host}:{settings.port}: {exc.strerror}"
-        )
+        ) from exc
     port = server.server_address[1]
     names = {settings.host, *(["127.0.0.1", "localhost"] if is_loopback(settings.host) else [])}
     host_forms = {f"[{n}]" if ":" in n else n for n in names}
