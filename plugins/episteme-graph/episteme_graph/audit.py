@@ -102,6 +102,7 @@ def in_merged_terms(incoming: dict[str, Any], report: MergeReport) -> dict[str, 
     for conflict in graph.get("fact_conflicts", []):
         if isinstance(conflict.get("facts"), list):
             conflict["facts"] = [report.fact_aliases.get(f, f) for f in conflict["facts"]]
+        conflict["id"] = report.conflict_aliases.get(conflict["id"], conflict["id"])
     return graph
 
 

@@ -106,6 +106,7 @@ class MergeReport:
     node_aliases: dict[str, str] = attrs.field(factory=dict)
     fact_aliases: dict[str, str] = attrs.field(factory=dict)
     resource_enrichments: dict[str, str] = attrs.field(factory=dict)
+    conflict_aliases: dict[str, str] = attrs.field(factory=dict)
     recorded_conflicts: list[str] = attrs.field(factory=list)
     source_renumbering: dict[int, int] = attrs.field(factory=dict)
 
@@ -366,23 +367,32 @@ def _merge_facts(
                 report.note("added", "facts", kept)
     conflicts = copy.deepcopy(_list(base, "fact_conflicts"))
     conflict_index = {c["id"]: i for i, c in enumerate(conflicts)}
-    for conflict in _list(incoming, "fact_conflicts"):
-        conflict = copy.deepcopy(conflict)
+    for original in _list(incoming, "fact_conflicts"):
+        conflict = copy.deepcopy(original)
         if isinstance(conflict.get("facts"), list):
             conflict["facts"] = [report.fact_aliases.get(f, f) for f in conflict["facts"]]
         ident = conflict["id"]
         if ident in conflict_index:
             current = conflicts[conflict_index[ident]]
-            if canonical(current.get("facts")) != canonical(conflict.get("facts")):
+            if canonical(current.get("facts")) == canonical(conflict.get("facts")):
+                conflicts[conflict_index[ident]] = merge_value(
+                    current, conflict, f"$.fact_conflicts[{ident!r}]"
+                )
+                continue
+            if canonical(current.get("facts")) != canonical(original.get("facts")):
                 raise MergeConflict(
                     f"$.fact_conflicts[{ident!r}].facts",
                     "a fact conflict's facts never change; merge refused",
                 )
-            conflicts[conflict_index[ident]] = merge_value(current, conflict, f"$.fact_conflicts[{ident!r}]")
-        else:
-            conflict_index[ident] = len(conflicts)
-            conflicts.append(conflict)
-            report.note("added", "fact_conflicts", ident)
+            # The same conflict, about the incoming version of a fact kept aside: kept aside too.
+            ident = f"{ident}--conflict-{sha(conflict)}"
+            conflict["id"] = ident
+            report.conflict_aliases[original["id"]] = ident
+            if ident in conflict_index:
+                continue
+        conflict_index[ident] = len(conflicts)
+        conflicts.append(conflict)
+        report.note("added", "fact_conflicts", ident)
     pairs = {
         (c.get("relation"), canonical(sorted(c["facts"])))
         for c in conflicts

@@ -239,6 +239,10 @@ class Script:
         return "\n".join(lines) + "\n"
 
 
+def _ref(value: Any, table: dict[str, str]) -> bool:
+    return isinstance(value, str) and value in table
+
+
 def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
     script = Script()
     meta = model.metadata(graph)
@@ -282,10 +286,10 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
             script.link(cid, "IN_CLUSTER", clusters[node["cluster"]])
         supported(cid, node)
     for ev in model.unique_by_id(model.items(graph, "evidence")):
-        if ev.get("source") in sources:
+        if _ref(ev.get("source"), sources):
             script.link(evidence[ev["id"]], "DERIVED_FROM_SOURCE", sources[ev["source"]])
     for claim in model.unique_by_id(model.items(graph, "claims")):
-        if claim.get("node") in concepts:
+        if _ref(claim.get("node"), concepts):
             script.link(claims[claim["id"]], "CLAIM_OF", concepts[claim["node"]])
         supported(claims[claim["id"]], claim)
     for edge in model.edges(graph):
@@ -302,9 +306,9 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
             concepts[edge["source"]], "KD_RELATIONSHIP", concepts[edge["target"]], extra, identity=identity
         )
     for fact in model.unique_by_id(model.items(graph, "facts")):
-        if fact.get("source") in sources:
+        if _ref(fact.get("source"), sources):
             script.link(facts[fact["id"]], "DERIVED_FROM_SOURCE", sources[fact["source"]])
-        if fact.get("concept") in concepts:
+        if _ref(fact.get("concept"), concepts):
             script.link(facts[fact["id"]], "ABOUT", concepts[fact["concept"]])
         supported(facts[fact["id"]], fact)
     for chunk in model.unique_by_id(model.items(graph, "chunks")):
