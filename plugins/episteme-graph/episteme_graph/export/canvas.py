@@ -1,5 +1,7 @@
 """JSON Canvas 1.0 (the format Obsidian reads): a column per cluster, a text card per concept, an edge
-per relationship. Integer geometry, preset colours as strings, stable ids, nodes and edges sorted."""
+per relationship. Integer geometry, preset colours as strings, stable ids, nodes and edges sorted.
+Nodes and edges carry only the specification's fields (strict validators refuse others); what each
+shows of the graph, and the graph itself, sit under the top-level ``x-episteme-graph``."""
 
 from __future__ import annotations
 
@@ -68,6 +70,7 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
     order = sorted(k for k in columns if k != UNCLUSTERED) + ([UNCLUSTERED] if UNCLUSTERED in columns else [])
     canvas_nodes: list[dict[str, Any]] = []
     ids: dict[str, str] = {}
+    drawn: dict[str, dict[str, str]] = {}  # canvas id -> what of the graph it shows
     for c, cluster_id in enumerate(order):
         x = c * COLUMN
         y = 40
@@ -75,6 +78,7 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
             text = card(node, claims_of.get(node["id"], []), evidence)
             height = max(220, min(760, 100 + 24 * text.count("\n")))
             ids[node["id"]] = stable_id("canvas-concept", node["id"])
+            drawn[ids[node["id"]]] = {"kind": "concept", "id": node["id"]}
             canvas_nodes.append(
                 {
                     "id": ids[node["id"]],
@@ -84,7 +88,6 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
                     "width": CARD_WIDTH,
                     "height": height,
                     "text": text,
-                    "x-episteme-graph": {"kind": "concept", "id": node["id"]},
                 }
             )
             y += height + GAP
@@ -93,6 +96,7 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
             if cluster_id in clusters
             else "Unclustered"
         )
+        drawn[stable_id("canvas-cluster", cluster_id)] = {"kind": "cluster", "id": cluster_id}
         canvas_nodes.append(
             {
                 "id": stable_id("canvas-cluster", cluster_id),
@@ -103,7 +107,6 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
                 "height": max(260, y + 20),
                 "label": label,
                 "color": str(c % 6 + 1),
-                "x-episteme-graph": {"kind": "cluster", "id": cluster_id},
             }
         )
     canvas_edges = []
@@ -113,6 +116,7 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
         if identity in seen:
             continue
         seen.add(identity)
+        drawn[stable_id("canvas-edge", identity)] = {"kind": "relationship", "id": identity}
         canvas_edges.append(
             {
                 "id": stable_id("canvas-edge", identity),
@@ -120,7 +124,6 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
                 "toNode": ids[edge["target"]],
                 "toEnd": "none" if edge["type"] == "tension" else "arrow",
                 "label": model.text(edge.get("label")) or edge["type"],
-                "x-episteme-graph": {"kind": "relationship", "id": identity},
             }
         )
     # Groups are drawn below their cards: JSON Canvas draws nodes in array order (z-index).
@@ -133,6 +136,7 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
             "format": "episteme-graph canvas extension",
             "formatVersion": "1",
             "sourceSha256": graph_sha256(graph),
+            "drawn": drawn,
             "sourceGraph": graph,
         },
     }

@@ -47,7 +47,7 @@ def inert_json(value: Any) -> str:
 def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
     title = model.text(model.metadata(graph).get("title")) or "Untitled graph"
     values = {
-        "CSP": html.escape(content_security_policy(), quote=True),
+        "CSP": html.escape(content_security_policy(), quote=False),
         "TITLE": html.escape(title),
         "CSS": _asset("viewer.css"),
         "GRAPH": inert_json(graph),
