@@ -3,10 +3,9 @@ renumbered citations), is still in the merged graph. It backs the law MergeNever
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-from episteme_graph.merge import DERIVED_METADATA, MergeReport, canonical, renumber_citations
+from episteme_graph.merge import DERIVED_METADATA, MergeReport, clone, renumber_citations, value_key
 from episteme_graph.rules import canonical_edge_id
 
 KEYED = ("clusters", "facts", "evidence", "claims", "assessments", "chunks", "fact_conflicts")
@@ -21,9 +20,9 @@ def preserved(old: Any, new: Any) -> bool:
     if isinstance(old, list):
         if not isinstance(new, list):
             return False
-        have = {canonical(item) for item in new}
-        return all(canonical(item) in have for item in old)
-    return type(old) is type(new) and canonical(old) == canonical(new)
+        have = {value_key(item) for item in new}
+        return all(value_key(item) in have for item in old)
+    return type(old) is type(new) and old == new
 
 
 def _by(items: Any, key: str = "id") -> dict[Any, dict[str, Any]]:
@@ -74,7 +73,7 @@ def audit_one(old: dict[str, Any], merged: dict[str, Any], label: str) -> list[s
 
 def in_merged_terms(incoming: dict[str, Any], report: MergeReport) -> dict[str, Any]:
     """The incoming graph as the merge saw it: node aliases, kept fact ids, renumbered citations."""
-    graph = copy.deepcopy(incoming)
+    graph = clone(incoming)
     mapping = {i + 1: i + 1 for i in range(len(graph.get("metadata", {}).get("sources", [])))}
     mapping.update(report.source_renumbering)
     renumber_citations(graph, mapping)

@@ -9,14 +9,17 @@ recomputed afterwards.
 
 from __future__ import annotations
 
-import copy
 import hashlib
+import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from episteme_graph.rules import canonical_edge_id
+
+if TYPE_CHECKING:
+    from episteme_graph.validate import Validation
 
 POLICIES = ("error", "record")
 MERGEABLE_VERSIONS = ("1.0", "1.1")
@@ -46,9 +49,23 @@ class MergeConflict(Exception):
 
 
 def canonical(value: Any) -> str:
-    from episteme_core.api import canonical_text
+    """Canonical JSON text (sorted keys, no spaces, UTF-8): the kernel's form, without its newline."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
-    return canonical_text(value)
+
+def value_key(value: Any) -> Any:
+    """A hashable identity of a JSON value, equal exactly when the canonical JSON is (scalars fast)."""
+    kind = type(value)
+    if kind is str:
+        return value
+    if kind is bool or kind is int or kind is float or value is None:
+        return (kind.__name__, value)
+    return ("json", canonical(value))
+
+
+def clone(value: Any) -> Any:
+    """A deep copy of JSON data, at the speed of the C encoder and decoder."""
+    return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False))
 
 
 def sha(value: Any) -> str:
@@ -61,19 +78,21 @@ def empty(value: Any) -> bool:
 
 def merge_value(left: Any, right: Any, path: str) -> Any:
     """Equal keeps; empty takes the other; lists union stably; objects merge by key; else a conflict."""
-    if type(left) is type(right) and left == right and canonical(left) == canonical(right):
-        return copy.deepcopy(left)
+    if type(left) is type(right) and left == right and (
+        not isinstance(left, dict | list) or canonical(left) == canonical(right)
+    ):
+        return left
     if empty(left):
-        return copy.deepcopy(right)
+        return right
     if empty(right):
-        return copy.deepcopy(left)
+        return left
     if isinstance(left, list) and isinstance(right, list):
         return union(left, right)
     if isinstance(left, dict) and isinstance(right, dict):
-        merged = copy.deepcopy(left)
-        for key, value in right.items():
-            merged[key] = (
-                merge_value(left[key], value, f"{path}.{key}") if key in left else copy.deepcopy(value)
+        merged = dict(left)
+        for name, value in right.items():
+            merged[name] = (
+                merge_value(left[name], value, f"{path}.{name}") if name in left else value
             )
         return merged
     raise MergeConflict(path, f"conflicting values {_short(left)} and {_short(right)}; merge refused")
@@ -86,13 +105,13 @@ def _short(value: Any) -> str:
 
 def union(left: list[Any], right: list[Any]) -> list[Any]:
     """Base order, then the new items in their order; items compared as canonical JSON."""
-    seen = {canonical(item) for item in left}
-    out = copy.deepcopy(left)
+    seen = {value_key(item) for item in left}
+    out = list(left)
     for item in right:
-        key = canonical(item)
-        if key not in seen:
-            seen.add(key)
-            out.append(copy.deepcopy(item))
+        identity = value_key(item)
+        if identity not in seen:
+            seen.add(identity)
+            out.append(item)
     return out
 
 
@@ -107,6 +126,7 @@ class MergeReport:
     fact_aliases: dict[str, str] = attrs.field(factory=dict)
     resource_enrichments: dict[str, str] = attrs.field(factory=dict)
     conflict_aliases: dict[str, str] = attrs.field(factory=dict)
+    validation: Validation | None = None
     recorded_conflicts: list[str] = attrs.field(factory=list)
     source_renumbering: dict[int, int] = attrs.field(factory=dict)
 
@@ -127,18 +147,18 @@ def _merge_by_id(
     report: MergeReport,
     path: str,
 ) -> list[dict[str, Any]]:
-    out = copy.deepcopy(base)
+    out = base
     index = {item.get("id"): i for i, item in enumerate(out)}
     for item in incoming:
         ident = item.get("id")
         if ident in index:
-            before = canonical(out[index[ident]])
+            before = out[index[ident]]
             out[index[ident]] = merge_value(out[index[ident]], item, f"{path}[{ident!r}]")
-            if canonical(out[index[ident]]) != before:
+            if out[index[ident]] != before:
                 report.note("enriched", collection, str(ident))
         else:
             index[ident] = len(out)
-            out.append(copy.deepcopy(item))
+            out.append(item)
             report.note("added", collection, str(ident))
     return out
 
@@ -172,7 +192,7 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
     contradiction. Neither input is changed."""
     if policy not in POLICIES:
         raise ValueError(policy)
-    incoming = copy.deepcopy(incoming)
+    base, incoming = clone(base), clone(incoming)  # the inputs are never touched
     report = MergeReport(graph={})
     base_meta, in_meta = base["metadata"], incoming["metadata"]
 
@@ -186,12 +206,12 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
     renumber_citations(incoming, mapping)
 
     # Metadata: base kept; other keys merged (a different title fails); derived keys recomputed.
-    meta = copy.deepcopy(base_meta)
+    meta = dict(base_meta)
     for key, value in in_meta.items():
         if key in DERIVED_METADATA:
             continue
         meta[key] = (
-            merge_value(meta[key], value, f"$.metadata.{key}") if key in meta else copy.deepcopy(value)
+            merge_value(meta[key], value, f"$.metadata.{key}") if key in meta else value
         )
     meta["sources"] = sources
     meta["mode"] = "merge"
@@ -208,7 +228,7 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
     )
 
     # Nodes: resource first, then id; the base's id wins on a resource match.
-    nodes = copy.deepcopy(_list(base, "nodes"))
+    nodes = list(_list(base, "nodes"))
     by_id = {n["id"]: i for i, n in enumerate(nodes)}
     by_resource = {n["resource"]: i for i, n in enumerate(nodes) if not empty(n.get("resource"))}
     for node in _list(incoming, "nodes"):
@@ -235,7 +255,7 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
             by_id[node["id"]] = len(nodes)
             if not empty(resource):
                 by_resource[resource] = len(nodes)
-            nodes.append(copy.deepcopy(node))
+            nodes.append(node)
             report.note("added", "nodes", node["id"])
             continue
         target = nodes[at]
@@ -248,12 +268,12 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
                 )
             report.node_aliases[node["id"]] = target["id"]
         payload = {k: v for k, v in node.items() if k != "id"}
-        before = canonical(target)
+        before = target
         merged = merge_value(
             {k: v for k, v in target.items() if k != "id"}, payload, f"$.nodes[{target['id']!r}]"
         )
         nodes[at] = {"id": target["id"], **merged}
-        if canonical(nodes[at]) != before:
+        if nodes[at] != before:
             report.note("enriched", "nodes", target["id"])
 
     def alias(node_id: Any) -> Any:
@@ -274,7 +294,7 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
     def edge_key(edge: dict[str, Any]) -> str:
         return canonical_edge_id(alias(edge["source"]), edge["type"], alias(edge["target"]))
 
-    edges = copy.deepcopy(_list(base, "edges"))
+    edges = list(_list(base, "edges"))
     edge_index = {edge_key(e): i for i, e in enumerate(edges)}
     for edge in _list(incoming, "edges"):
         edge = {**edge, "source": alias(edge["source"]), "target": alias(edge["target"])}
@@ -283,14 +303,14 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
         key = edge_key(edge)
         if key in edge_index:
             current = edges[edge_index[key]]
-            before = canonical(current)
+            before = current
             merged = merge_value(
                 {k: v for k, v in current.items() if k != "id"},
                 {k: v for k, v in edge.items() if k != "id"},
                 f"$.edges[{key!r}]",
             )
             edges[edge_index[key]] = {"id": key, **merged} if "id" in current or "id" in edge else merged
-            if canonical(edges[edge_index[key]]) != before:
+            if edges[edge_index[key]] != before:
                 report.note("enriched", "edges", key)
         else:
             edge_index[key] = len(edges)
@@ -301,7 +321,7 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
 
     graph: dict[str, Any] = {}
     for key, value in base.items():
-        graph[key] = copy.deepcopy(value)
+        graph[key] = value
     graph.update({"metadata": meta, "clusters": clusters, "nodes": nodes, "edges": edges})
     if facts or "facts" in base or "facts" in incoming:
         graph["facts"] = facts
@@ -330,11 +350,11 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
     for key, value in incoming.items():
         if key in handled:
             continue
-        graph[key] = merge_value(graph[key], value, f"$.{key}") if key in graph else copy.deepcopy(value)
+        graph[key] = merge_value(graph[key], value, f"$.{key}") if key in graph else value
     needs_11 = any(graph.get(k) for k in ("evidence", "claims", "assessments", "fact_conflicts"))
     versions = {base_meta.get("distiller_spec_version"), in_meta.get("distiller_spec_version")}
     meta["distiller_spec_version"] = "1.1" if needs_11 or "1.1" in versions else "1.0"
-    recompute(graph)
+    report.validation = recompute(graph)
     report.graph = graph
     return report
 
@@ -342,19 +362,19 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
 def _merge_facts(
     base: dict[str, Any], incoming: dict[str, Any], policy: str, report: MergeReport
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    facts = copy.deepcopy(_list(base, "facts"))
+    facts = list(_list(base, "facts"))
     index = {f["id"]: i for i, f in enumerate(facts)}
     for fact in _list(incoming, "facts"):
         ident = fact["id"]
         if ident not in index:
             index[ident] = len(facts)
-            facts.append(copy.deepcopy(fact))
+            facts.append(fact)
             report.note("added", "facts", ident)
             continue
         try:
-            before = canonical(facts[index[ident]])
+            before = facts[index[ident]]
             facts[index[ident]] = merge_value(facts[index[ident]], fact, f"$.facts[{ident!r}]")
-            if canonical(facts[index[ident]]) != before:
+            if facts[index[ident]] != before:
                 report.note("enriched", "facts", ident)
         except MergeConflict:
             if policy == "error":
@@ -363,12 +383,12 @@ def _merge_facts(
             report.fact_aliases[ident] = kept
             if kept not in index:
                 index[kept] = len(facts)
-                facts.append({**copy.deepcopy(fact), "id": kept})
+                facts.append({**fact, "id": kept})
                 report.note("added", "facts", kept)
-    conflicts = copy.deepcopy(_list(base, "fact_conflicts"))
+    conflicts = list(_list(base, "fact_conflicts"))
     conflict_index = {c["id"]: i for i, c in enumerate(conflicts)}
     for original in _list(incoming, "fact_conflicts"):
-        conflict = copy.deepcopy(original)
+        conflict = dict(original)
         if isinstance(conflict.get("facts"), list):
             conflict["facts"] = [report.fact_aliases.get(f, f) for f in conflict["facts"]]
         ident = conflict["id"]
@@ -433,8 +453,9 @@ def _merge_facts(
     return facts, conflicts
 
 
-def recompute(graph: dict[str, Any]) -> None:
-    """Derived fields from the graph itself: cluster membership, edge ids, counts, scores."""
+def recompute(graph: dict[str, Any]) -> Validation:
+    """Derived fields from the graph itself: cluster membership, edge ids, counts, scores. Returns the
+    graph's validation (with the stored scores now equal to what its findings give)."""
     from episteme_graph.validate import validate_value
 
     nodes = _list(graph, "nodes")
@@ -456,7 +477,9 @@ def recompute(graph: dict[str, Any]) -> None:
     meta["quality_score"] = 0
     if meta.get("distiller_spec_version") == "1.1" or "conformance_score" in meta:
         meta["conformance_score"] = 0
-    score = validate_value(graph, check_stored_scores=False).score
+    validation = validate_value(graph, check_stored_scores=False)
+    score = validation.score
     meta["quality_score"] = score
     if "conformance_score" in meta:
         meta["conformance_score"] = score
+    return validation

@@ -337,7 +337,7 @@ def merge_files(request: MergeRequest) -> dict[str, Any]:
             f"the merge audit found {len(problems)} lost payload(s); nothing was written",
             problems=problems[:100],
         )
-    merged_validation = validate_value(report.graph, "merged")
+    merged_validation = report.validation or validate_value(report.graph, "merged")
     validations["output"] = merged_validation
     if merged_validation.errors:
         first = merged_validation.errors[0]

@@ -7,12 +7,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_CONSTRAINT = re.compile(r"^CREATE CONSTRAINT (\w+) IF NOT EXISTS FOR \(n:KDEntity\) REQUIRE n\.kd_id IS UNIQUE$")
-_NODE = re.compile(r"^MERGE \(n:KDEntity \{kd_id: (?P<id>'(?:[^'\\]|\\.)*')\}\) SET n:(?P<label>[A-Za-z]+) "
-                   r"SET n \+= (?P<props>\{.*\})$", re.S)
-_LINK = re.compile(r"^MATCH \(a:KDEntity \{kd_id: (?P<a>'(?:[^'\\]|\\.)*')\}\), \(b:KDEntity \{kd_id: "
-                   r"(?P<b>'(?:[^'\\]|\\.)*')\}\) MERGE \(a\)-\[r:(?P<type>[A-Z_]+) \{kd_id: "
-                   r"(?P<id>'(?:[^'\\]|\\.)*')\}\]->\(b\) SET r \+= (?P<props>\{.*\})$", re.S)
+_CONSTRAINT = re.compile(
+    r"^CREATE CONSTRAINT (\w+) IF NOT EXISTS FOR \(n:KDEntity\) REQUIRE n\.kd_id IS UNIQUE$"
+)
+_NODE = re.compile(
+    r"^MERGE \(n:KDEntity \{kd_id: (?P<id>'(?:[^'\\]|\\.)*')\}\) SET n:(?P<label>[A-Za-z]+) "
+    r"SET n \+= (?P<props>\{.*\})$",
+    re.S,
+)
+_LINK = re.compile(
+    r"^MATCH \(a:KDEntity \{kd_id: (?P<a>'(?:[^'\\]|\\.)*')\}\), \(b:KDEntity \{kd_id: "
+    r"(?P<b>'(?:[^'\\]|\\.)*')\}\) MERGE \(a\)-\[r:(?P<type>[A-Z_]+) \{kd_id: "
+    r"(?P<id>'(?:[^'\\]|\\.)*')\}\]->\(b\) SET r \+= (?P<props>\{.*\})$",
+    re.S,
+)
 
 
 class Literal:
@@ -23,7 +31,7 @@ class Literal:
 
     def parse(self) -> Any:
         value = self.value()
-        assert self.at == len(self.text), self.text[self.at:self.at + 40]
+        assert self.at == len(self.text), self.text[self.at : self.at + 40]
         return value
 
     def value(self) -> Any:
@@ -35,7 +43,7 @@ class Literal:
         if char == "[":
             return self.list()
         match = re.compile(r"true|false|-?\d+(?:\.\d+)?(?:e-?\d+)?").match(self.text, self.at)
-        assert match, self.text[self.at:self.at + 20]
+        assert match, self.text[self.at : self.at + 20]
         self.at = match.end()
         word = match.group()
         if word in ("true", "false"):
@@ -50,7 +58,7 @@ class Literal:
             if char == "\\":
                 code = self.text[self.at + 1]
                 if code == "u":
-                    out.append(chr(int(self.text[self.at + 2:self.at + 6], 16)))
+                    out.append(chr(int(self.text[self.at + 2 : self.at + 6], 16)))
                     self.at += 6
                     continue
                 out.append(escapes[code])
@@ -78,7 +86,7 @@ class Literal:
             return out
         while True:
             match = re.compile(r"([a-z][a-z0-9_]*): ").match(self.text, self.at)
-            assert match, self.text[self.at:self.at + 30]
+            assert match, self.text[self.at : self.at + 30]
             self.at = match.end()
             out[match.group(1)] = self.value()
             if not self.sep("}"):
@@ -119,14 +127,17 @@ class Store:
                 a, b = Literal(match.group("a")).parse(), Literal(match.group("b")).parse()
                 assert a in self.nodes and b in self.nodes, "MATCH found nothing"
                 kd_id = Literal(match.group("id")).parse()
-                rel = self.rels.setdefault(kd_id, {"type": match.group("type"), "from": a, "to": b,
-                                                   "props": {"kd_id": kd_id}})
+                rel = self.rels.setdefault(
+                    kd_id, {"type": match.group("type"), "from": a, "to": b, "props": {"kd_id": kd_id}}
+                )
                 assert (rel["type"], rel["from"], rel["to"]) == (match.group("type"), a, b)
                 rel["props"].update(Literal(match.group("props")).parse())
             else:
                 raise AssertionError(f"unexpected statement: {statement[:100]}")
 
     def state(self) -> tuple[Any, ...]:
-        nodes = {k: (sorted(v["labels"]), sorted(v["props"].items(), key=lambda i: i[0]))
-                 for k, v in self.nodes.items()}
+        nodes = {
+            k: (sorted(v["labels"]), sorted(v["props"].items(), key=lambda i: i[0]))
+            for k, v in self.nodes.items()
+        }
         return sorted(self.constraints), repr(sorted(nodes.items())), repr(sorted(self.rels.items()))

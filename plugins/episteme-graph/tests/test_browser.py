@@ -10,18 +10,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from episteme_graph.export import html
 from helpers import fixture_graph
 
-from episteme_graph.export import html
-
 CHROMIUM = Path(os.environ.get("EPISTEME_CHROMIUM", "/usr/bin/chromium"))
-ARTIFACTS = Path(os.environ.get("EPISTEME_TEST_ARTIFACTS", Path(__file__).resolve().parents[1] / "test-artifacts"))
+ARTIFACTS = Path(
+    os.environ.get("EPISTEME_TEST_ARTIFACTS", Path(__file__).resolve().parents[1] / "test-artifacts")
+)
 SCRIPT_LABEL = "<script>window.__pwned = 1</script><img src=x onerror=window.__pwned=2>"
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (extra 'browser')")
+playwright_api = pytest.importorskip(
+    "playwright.sync_api", reason="playwright is not installed (extra 'browser')"
+)
 if not CHROMIUM.exists():
-    pytest.skip(f"no Chromium at {CHROMIUM}: run plugins/episteme-graph/scripts/ensure-chromium",
-                allow_module_level=True)
+    pytest.skip(
+        f"no Chromium at {CHROMIUM}: run plugins/episteme-graph/scripts/ensure-chromium",
+        allow_module_level=True,
+    )
 
 
 def _graph() -> dict[str, Any]:
@@ -42,8 +47,9 @@ def page_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                    args=["--no-sandbox", "--disable-gpu"])
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox", "--disable-gpu"]
+        )
         yield browser
         browser.close()
 
@@ -70,7 +76,8 @@ def _transform(page: Any) -> str:
 
 def _visible_labels(page: Any) -> list[str]:
     labels: list[str] = page.eval_on_selector_all(
-        "#nodes .node:not(.hidden) text", "els => els.map(e => e.textContent)")
+        "#nodes .node:not(.hidden) text", "els => els.map(e => e.textContent)"
+    )
     return sorted(labels)
 
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 from cypher_store import Store
+from episteme_graph.export import canvas, chunks, ctxt, cypher, html, jsonld, markdown
+from episteme_graph.exporters import EXPORTERS, default_output
 from helpers import FIXTURES, fixture_graph, write_graph
 
 from episteme_core.testing import invoke
-from episteme_graph.export import canvas, chunks, ctxt, cypher, html, jsonld, markdown
-from episteme_graph.exporters import EXPORTERS, default_output
 
 SCRIPT_LABEL = "<script>window.__pwned=1</script>"
 FORMATS = [e.graph_format for e in EXPORTERS]
@@ -35,8 +35,23 @@ def test_each_format_gives_the_same_bytes_under_any_hash_seed(tmp_path: Path, fm
     for seed in ("1", "2"):
         out = tmp_path / f"{seed}.out"
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        proc = subprocess.run([sys.executable, "-m", "episteme_core", "graph", "export", str(graph), "--format",
-                               fmt, "--out", str(out)], env=env, capture_output=True, timeout=120)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "episteme_core",
+                "graph",
+                "export",
+                str(graph),
+                "--format",
+                fmt,
+                "--out",
+                str(out),
+            ],
+            env=env,
+            capture_output=True,
+            timeout=120,
+        )
         assert proc.returncode == 0, proc.stderr
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
@@ -62,14 +77,17 @@ def test_an_export_never_overwrites_its_input(tmp_path: Path) -> None:
 
 def test_an_invalid_graph_exports_best_effort_with_a_warning(tmp_path: Path) -> None:
     broken = FIXTURES / "broken" / "dangling-edge-target.knowledge.json"
-    result = invoke("graph", "export", str(broken), "--format", "canvas", "--out", str(tmp_path / "x.canvas"),
-                    "--json")
+    result = invoke(
+        "graph", "export", str(broken), "--format", "canvas", "--out", str(tmp_path / "x.canvas"), "--json"
+    )
     assert result.exit_code == 0
     assert [w["code"] for w in result.envelope["warnings"]] == ["GRAPH_INVALID"]
 
 
 def test_an_unknown_format_names_the_known_ones(tmp_path: Path) -> None:
-    result = invoke("graph", "export", str(FIXTURES / "minimal.knowledge.json"), "--format", "graphml", "--json")
+    result = invoke(
+        "graph", "export", str(FIXTURES / "minimal.knowledge.json"), "--format", "graphml", "--json"
+    )
     assert result.exit_code == 2 and "canvas" in result.envelope["error"]["hint"]
 
 
@@ -86,8 +104,9 @@ def test_exporters_are_also_episteme_export_commands(tmp_path: Path) -> None:
 
 def test_ctxt_matches_the_reference_sample_of_the_minimal_graph() -> None:
     parsed = ctxt.parse(ctxt.render(fixture_graph("minimal"), {}))
-    assert parsed["header"]["graph-sha256"].startswith("333ed9f1") and parsed["header"]["graph-sha256"].endswith(
-        "a96c")
+    assert parsed["header"]["graph-sha256"].startswith("333ed9f1") and parsed["header"][
+        "graph-sha256"
+    ].endswith("a96c")
     assert parsed["header"]["graph-json"] == fixture_graph("minimal")
     [record] = parsed["records"]
     assert record["fields"]["id-json"] == "ch-alpha" and record["fields"]["title-json"] == "Alpha"
@@ -195,14 +214,16 @@ def test_markdown_shows_graph_text_as_written_never_as_markup() -> None:
     assert "<script>" not in text and "&lt;script&gt;" in text
     assert "\u2028" not in text
     assert "> Semantic accuracy: not evaluated" in text
-    assert text.startswith("---\ntitle: \"Contextual Provenance Graph\"\n")
+    assert text.startswith('---\ntitle: "Contextual Provenance Graph"\n')
 
 
 def test_chunks_are_clean_and_leave_inferences_out_by_default() -> None:
     graph = fixture_graph("contextual")
     rows = [json.loads(line) for line in chunks.render(graph, {}).decode().splitlines()]
     assert [r["id"] for r in rows] == ["chunk-alpha-source"]
-    rows = [json.loads(line) for line in chunks.render(graph, {"include_inferred": True}).decode().splitlines()]
+    rows = [
+        json.loads(line) for line in chunks.render(graph, {"include_inferred": True}).decode().splitlines()
+    ]
     assert [r["id"] for r in rows] == ["chunk-alpha-inference", "chunk-alpha-source"]
     del graph["chunks"]
     rows = [json.loads(line) for line in chunks.render(graph, {}).decode().splitlines()]
@@ -214,11 +235,13 @@ def test_the_html_viewer_is_one_file_with_a_strict_policy() -> None:
     page = html.render(_hostile(fixture_graph("contextual")), {}).decode("utf-8")
     policy = html.content_security_policy()
     assert f'content="{policy}"' in page
-    assert "'unsafe-inline'" not in policy and "default-src 'none'" in policy and "connect-src 'none'" in policy
+    assert (
+        "'unsafe-inline'" not in policy and "default-src 'none'" in policy and "connect-src 'none'" in policy
+    )
     assert page.count("<script") == 2  # the inert data and the viewer
     assert "<script>window.__pwned" not in page and "\\u003cscript\\u003ewindow.__pwned" in page
     assert "\u2028" not in page
-    for marker in ("src=\"http", "href=\"http", "@import", "fetch(", "XMLHttpRequest", "WebSocket"):
+    for marker in ('src="http', 'href="http', "@import", "fetch(", "XMLHttpRequest", "WebSocket"):
         assert marker not in page
     data = page.split('<script id="graph-data" type="application/json">')[1].split("</script>")[0]
     assert json.loads(data)["nodes"][0]["label"] == SCRIPT_LABEL

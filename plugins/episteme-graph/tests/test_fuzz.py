@@ -8,24 +8,54 @@ import json
 from typing import Any
 
 import pytest
+from episteme_graph.exporters import EXPORTERS
+from episteme_graph.load import load
+from episteme_graph.validate import validate_value
 from helpers import fixture_graph
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from episteme_core.api import EpistemeError
-from episteme_graph.exporters import EXPORTERS
-from episteme_graph.load import load
-from episteme_graph.validate import validate_value
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4)
+    ),
     max_leaves=20,
 )
-KEYS = st.sampled_from(["id", "label", "source", "target", "type", "weight", "cluster", "evidence", "n",
-                        "statements", "citations", "url", "resource", "selector", "place", "facts", "concepts",
-                        "metadata", "sources", "temporal", "valid_from", "reasoning", "kind", "text"])
+KEYS = st.sampled_from(
+    [
+        "id",
+        "label",
+        "source",
+        "target",
+        "type",
+        "weight",
+        "cluster",
+        "evidence",
+        "n",
+        "statements",
+        "citations",
+        "url",
+        "resource",
+        "selector",
+        "place",
+        "facts",
+        "concepts",
+        "metadata",
+        "sources",
+        "temporal",
+        "valid_from",
+        "reasoning",
+        "kind",
+        "text",
+    ]
+)
 BASES = [fixture_graph("minimal"), fixture_graph("contextual")]
 
 
@@ -90,8 +120,11 @@ def test_mutated_graphs_validate_the_same_under_both_engines(graph: dict[str, An
 
 
 @pytest.mark.parametrize("exporter", EXPORTERS, ids=lambda e: e.graph_format)
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                 HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(graph=mutated_graphs())
 def test_every_export_renders_a_broken_graph_best_effort(exporter: Any, graph: dict[str, Any]) -> None:
     assert isinstance(exporter.render(graph, {}), bytes)

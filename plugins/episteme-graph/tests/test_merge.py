@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import FIXTURES, fixture_graph, rescore, write_graph
-
-from episteme_core.testing import invoke
 from episteme_graph.audit import audit_merge
 from episteme_graph.merge import MergeConflict, merge_graphs
 from episteme_graph.validate import validate, validate_value
+from helpers import FIXTURES, rescore, write_graph
+
+from episteme_core.testing import invoke
 
 
 def _incoming_with_alias_and_new_source(contextual: dict[str, Any]) -> dict[str, Any]:
@@ -77,8 +77,9 @@ def test_resource_identity_aliases_and_citations_follow_their_source(contextual:
     assert audit_merge(contextual, incoming, report) == []
 
 
-def test_a_different_title_fails_and_names_the_path(minimal: dict[str, Any],
-                                                     contextual: dict[str, Any]) -> None:
+def test_a_different_title_fails_and_names_the_path(
+    minimal: dict[str, Any], contextual: dict[str, Any]
+) -> None:
     with pytest.raises(MergeConflict) as caught:
         merge_graphs(minimal, contextual)
     assert caught.value.path == "$.metadata.title"
@@ -118,7 +119,9 @@ def test_record_keeps_both_facts_and_an_explicit_conflict(contextual: dict[str, 
     assert audit_merge(contextual, incoming, report) == []
 
 
-def test_same_concept_metric_and_time_with_another_value_records_a_conflict(contextual: dict[str, Any]) -> None:
+def test_same_concept_metric_and_time_with_another_value_records_a_conflict(
+    contextual: dict[str, Any],
+) -> None:
     incoming = copy.deepcopy(contextual)
     extra = {**copy.deepcopy(contextual["facts"][0]), "id": "fact-deployments-audit", "value": "4"}
     incoming["facts"].append(extra)
@@ -148,7 +151,9 @@ def test_lists_union_stably_and_objects_merge_by_key(minimal: dict[str, Any]) ->
 @pytest.fixture
 def pair(tmp_path: Path, contextual: dict[str, Any]) -> tuple[Path, Path]:
     base = write_graph(tmp_path / "base.knowledge.json", contextual)
-    incoming = write_graph(tmp_path / "incoming.knowledge.json", _incoming_with_alias_and_new_source(contextual))
+    incoming = write_graph(
+        tmp_path / "incoming.knowledge.json", _incoming_with_alias_and_new_source(contextual)
+    )
     return base, incoming
 
 
@@ -184,8 +189,10 @@ def test_history_is_bounded_and_nothing_is_deleted(tmp_path: Path, contextual: d
     retired = sorted(p.name for p in (tmp_path / "versions" / "retired").glob("*.json"))
     assert [n.split(".")[2] for n in active] == ["v0003", "v0004"]
     assert [n.split(".")[2] for n in retired] == ["v0001", "v0002"]
-    archived = [p.read_bytes() for p in sorted((tmp_path / "versions").rglob("*.json"),
-                                               key=lambda p: p.name.split(".")[2])]
+    archived = [
+        p.read_bytes()
+        for p in sorted((tmp_path / "versions").rglob("*.json"), key=lambda p: p.name.split(".")[2])
+    ]
     assert archived == seen
 
 
@@ -197,14 +204,22 @@ def test_the_same_inputs_give_the_same_bytes(tmp_path: Path, pair: tuple[Path, P
         folder.mkdir()
         out = folder / "merged.knowledge.json"
         assert invoke("graph", "merge", str(base), str(incoming), "--out", str(out)).exit_code == 0
-        outputs.append([out.read_bytes(), (folder / "merged.knowledge.diff.json").read_bytes(),
-                        (folder / "merged.knowledge.diff.md").read_bytes()])
+        outputs.append(
+            [
+                out.read_bytes(),
+                (folder / "merged.knowledge.diff.json").read_bytes(),
+                (folder / "merged.knowledge.diff.md").read_bytes(),
+            ]
+        )
     assert outputs[0] == outputs[1]
 
 
 @pytest.mark.parametrize("case", ["out-is-incoming", "diff-is-base", "symlink-out", "existing-out"])
-def test_dangerous_targets_are_refused_before_any_write(tmp_path: Path, pair: tuple[Path, Path], case: str) -> None:
+def test_dangerous_targets_are_refused_before_any_write(
+    tmp_path: Path, pair: tuple[Path, Path], case: str
+) -> None:
     base, incoming = pair
+
     def files() -> dict[Path, bytes]:
         return {p: p.read_bytes() for p in tmp_path.glob("*.json") if p.is_file() and not p.is_symlink()}
 
@@ -222,7 +237,10 @@ def test_dangerous_targets_are_refused_before_any_write(tmp_path: Path, pair: tu
         args += ["--out", str(tmp_path / "taken.knowledge.json")]
     result = invoke(*args)
     assert result.exit_code == 2, result.stderr
-    assert files() == {**before, **({tmp_path / "taken.knowledge.json": b"{}"} if case == "existing-out" else {})}
+    assert files() == {
+        **before,
+        **({tmp_path / "taken.knowledge.json": b"{}"} if case == "existing-out" else {}),
+    }
     assert not (tmp_path / "versions").exists() and not (tmp_path / "elsewhere.json").exists()
 
 
@@ -238,8 +256,9 @@ def test_an_invalid_input_is_refused_naming_it(tmp_path: Path, pair: tuple[Path,
 def test_a_conflict_fails_cleanly_and_writes_nothing(tmp_path: Path, contextual: dict[str, Any]) -> None:
     base = write_graph(tmp_path / "b.knowledge.json", contextual)
     incoming = write_graph(tmp_path / "i.knowledge.json", _fact_changed(contextual))
-    result = invoke("graph", "merge", str(base), str(incoming), "--out", str(tmp_path / "m.knowledge.json"),
-                    "--json")
+    result = invoke(
+        "graph", "merge", str(base), str(incoming), "--out", str(tmp_path / "m.knowledge.json"), "--json"
+    )
     assert result.exit_code == 3
     assert "--fact-conflicts record" in result.envelope["error"]["hint"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.knowledge.json", "i.knowledge.json"]
@@ -252,8 +271,16 @@ def test_a_kill_at_any_write_step_leaves_old_or_new_bytes(tmp_path: Path, contex
     expected_dir.mkdir()
     write_graph(expected_dir / "g.knowledge.json", contextual)
     write_graph(expected_dir / "in.knowledge.json", incoming_graph)
-    assert invoke("graph", "merge", str(expected_dir / "g.knowledge.json"),
-                  str(expected_dir / "in.knowledge.json"), "--force").exit_code == 0
+    assert (
+        invoke(
+            "graph",
+            "merge",
+            str(expected_dir / "g.knowledge.json"),
+            str(expected_dir / "in.knowledge.json"),
+            "--force",
+        ).exit_code
+        == 0
+    )
     new = (expected_dir / "g.knowledge.json").read_bytes()
     point = 1
     while True:
@@ -263,8 +290,12 @@ def test_a_kill_at_any_write_step_leaves_old_or_new_bytes(tmp_path: Path, contex
         old = base.read_bytes()
         incoming = write_graph(folder / "in.knowledge.json", incoming_graph)
         env = {**os.environ, "EPISTEME_CRASH_AT": str(point)}
-        proc = subprocess.run([sys.executable, "-m", "episteme_core", "graph", "merge", str(base), str(incoming),
-                               "--force"], env=env, capture_output=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "episteme_core", "graph", "merge", str(base), str(incoming), "--force"],
+            env=env,
+            capture_output=True,
+            timeout=120,
+        )
         assert base.read_bytes() in (old, new), point
         for archive in (folder / "versions").glob("*.json"):
             assert archive.read_bytes() == old
@@ -272,7 +303,11 @@ def test_a_kill_at_any_write_step_leaves_old_or_new_bytes(tmp_path: Path, contex
             assert base.read_bytes() == new
             break
         assert proc.returncode == -9, proc.stderr
-        rerun = invoke("graph", "merge", str(base), str(incoming), "--force") if base.read_bytes() == old else None
+        rerun = (
+            invoke("graph", "merge", str(base), str(incoming), "--force")
+            if base.read_bytes() == old
+            else None
+        )
         if rerun is not None:
             assert rerun.exit_code == 0 and base.read_bytes() == new
         point += 1

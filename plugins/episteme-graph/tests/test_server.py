@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from episteme_graph.server import ViewSettings, make_server
+from episteme_graph.token import read_token
 from helpers import fixture_graph, write_graph
 
 from episteme_core.api import EpistemeError
 from episteme_core.testing import invoke
-from episteme_graph.server import ViewSettings, make_server
-from episteme_graph.token import read_token
 
 TOKEN = "t" * 40
 
@@ -46,8 +46,9 @@ def port(graph: Path) -> Iterator[int]:
     yield from _serve(ViewSettings(graph=graph, port=0))
 
 
-def _request(port: int, method: str, path: str, headers: dict[str, str] | None = None,
-             body: bytes | None = None) -> tuple[int, dict[str, str], bytes]:
+def _request(
+    port: int, method: str, path: str, headers: dict[str, str] | None = None, body: bytes | None = None
+) -> tuple[int, dict[str, str], bytes]:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     all_headers = {"Host": f"127.0.0.1:{port}", **(headers or {})}
     connection.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
@@ -75,8 +76,9 @@ def test_the_viewer_and_the_graph_are_served_with_safe_headers(port: int, graph:
     assert status == 200 and body == b"" and int(headers["content-length"]) > 1000
 
 
-@pytest.mark.parametrize("path", ["/etc/passwd", "/../g.knowledge.json", "/g.knowledge.json", "/%2e%2e/x",
-                                  "/index.html"])
+@pytest.mark.parametrize(
+    "path", ["/etc/passwd", "/../g.knowledge.json", "/g.knowledge.json", "/%2e%2e/x", "/index.html"]
+)
 def test_nothing_but_the_two_documents(port: int, path: str) -> None:
     assert _request(port, "GET", path)[0] == 404
 
@@ -166,8 +168,11 @@ def test_a_non_loopback_address_needs_a_token_file(graph: Path) -> None:
 
 
 def test_the_command_serves_until_sigterm(graph: Path) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "episteme_core", "graph", "view", str(graph), "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "episteme_core", "graph", "view", str(graph), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         assert proc.stderr is not None
         line = proc.stderr.readline().decode()

@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import FIXTURES, fixture_graph, write_graph
-from episteme_core.testing import invoke, validate as validate_schema
-
 from episteme_graph.validate import validate, validate_value
+from helpers import FIXTURES, fixture_graph, write_graph
+
+from episteme_core.testing import invoke
+from episteme_core.testing import validate as validate_schema
 
 BROKEN = FIXTURES / "broken"
 EXPECTED: dict[str, dict[str, str]] = json.loads((BROKEN / "expected.json").read_text("utf-8"))
@@ -38,8 +39,13 @@ def test_the_broken_corpus_is_what_make_broken_writes() -> None:
 def test_each_broken_variant_fails_with_its_expected_message(stem: str) -> None:
     expected = EXPECTED[stem]
     report = validate(BROKEN / f"{stem}.knowledge.json")
-    hits = [f for f in report["findings"] if f["path"] == expected["path"] and f["rule"] == expected["rule"]
-            and expected["message"] in f["message"]]
+    hits = [
+        f
+        for f in report["findings"]
+        if f["path"] == expected["path"]
+        and f["rule"] == expected["rule"]
+        and expected["message"] in f["message"]
+    ]
     assert hits, (stem, report["findings"])
     if expected["rule"] == "unknown-key":
         assert report["ok"] and hits[0]["level"] == "warning"
@@ -106,15 +112,18 @@ def test_not_json_is_invalid_input_at_the_root(tmp_path: Path) -> None:
     assert error["code"] == "INVALID_INPUT" and error["details"]["path"] == "$"
 
 
-@pytest.mark.parametrize("data,words", [
-    (b'{"a": 1, "a": 2}', "duplicate key"),
-    (b'{"a": NaN}', "NaN"),
-    (b'{"a": "\\ud800"}', "surrogate"),
-    (b'\xff\xfe{}', "UTF-8"),
-    (b'{"a": ' + b"9" * 5000 + b"}", "digits"),
-    (b"[" * 10_000 + b"]" * 10_000, "nesting"),
-    (b"[" * 257 + b"]" * 257, "nesting deeper than 256"),
-])
+@pytest.mark.parametrize(
+    "data,words",
+    [
+        (b'{"a": 1, "a": 2}', "duplicate key"),
+        (b'{"a": NaN}', "NaN"),
+        (b'{"a": "\\ud800"}', "surrogate"),
+        (b"\xff\xfe{}", "UTF-8"),
+        (b'{"a": ' + b"9" * 5000 + b"}", "digits"),
+        (b"[" * 10_000 + b"]" * 10_000, "nesting"),
+        (b"[" * 257 + b"]" * 257, "nesting deeper than 256"),
+    ],
+)
 def test_malformed_json_is_a_clean_error(tmp_path: Path, data: bytes, words: str) -> None:
     path = tmp_path / "g.knowledge.json"
     path.write_bytes(data)

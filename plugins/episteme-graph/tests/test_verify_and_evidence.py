@@ -34,11 +34,23 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     books = root / "books" / "orchard"
     books.mkdir(parents=True)
     (books / "orchard.txt").write_text(BOOK, "utf-8")
-    (root / "map.json").write_text(json.dumps([
-        {"sourceUrl": "https://example.org/keeper.txt", "localPath": "keeper.txt", "contentType": "text/plain"},
-        {"sourceUrl": "https://example.org/harbour.html", "localPath": "harbour.html",
-         "contentType": "text/html; charset=utf-8"},
-    ]), "utf-8")
+    (root / "map.json").write_text(
+        json.dumps(
+            [
+                {
+                    "sourceUrl": "https://example.org/keeper.txt",
+                    "localPath": "keeper.txt",
+                    "contentType": "text/plain",
+                },
+                {
+                    "sourceUrl": "https://example.org/harbour.html",
+                    "localPath": "harbour.html",
+                    "contentType": "text/html; charset=utf-8",
+                },
+            ]
+        ),
+        "utf-8",
+    )
     for args in (["pipeline", "--map", str(root / "map.json")], ["ingest", "books", str(root / "books")]):
         result = invoke("--home", str(home), *args)
         assert result.exit_code == 0, result.stderr
@@ -85,7 +97,9 @@ def test_query_results_become_evidence_that_validates_and_verifies(home: Path, t
 
 
 def test_the_same_results_give_the_same_records(home: Path) -> None:
-    assert _evidence(home, "query", "--term", "storms west") == _evidence(home, "query", "--term", "storms west")
+    assert _evidence(home, "query", "--term", "storms west") == _evidence(
+        home, "query", "--term", "storms west"
+    )
 
 
 def test_a_changed_quote_is_not_found_and_fails(home: Path, tmp_path: Path) -> None:
@@ -96,8 +110,11 @@ def test_a_changed_quote_is_not_found_and_fails(home: Path, tmp_path: Path) -> N
         record["excerpt"] = record["selector"]["exact"]
     result = _verify(home, _graph_with(evidence), tmp_path)
     assert result.exit_code == 3
-    statuses = {r["status"] for r in result.envelope["error"]["details"]["results"]
-                if r["source"].startswith("snapshot:")}
+    statuses = {
+        r["status"]
+        for r in result.envelope["error"]["details"]["results"]
+        if r["source"].startswith("snapshot:")
+    }
     assert statuses == {"not-found"}
 
 
@@ -144,17 +161,38 @@ def test_position_fragment_and_content_sha256_selectors(home: Path, tmp_path: Pa
     ]
 
     def record(ident: str, source: str, selector: dict[str, Any], excerpt: str) -> dict[str, Any]:
-        return {"id": ident, "source": source, "selector": selector, "support": "mentions",
-                "attribution_basis": "source_explicit", "excerpt": excerpt}
+        return {
+            "id": ident,
+            "source": source,
+            "selector": selector,
+            "support": "mentions",
+            "attribution_basis": "source_explicit",
+            "excerpt": excerpt,
+        }
 
     graph["evidence"] += [
-        record("ev-pos", "keeper", {"type": "TextPositionSelector", "start": start, "end": start + len(quote)}, quote),
-        record("ev-pos-moved", "keeper", {"type": "TextPositionSelector", "start": 0, "end": len(quote)}, quote),
+        record(
+            "ev-pos",
+            "keeper",
+            {"type": "TextPositionSelector", "start": start, "end": start + len(quote)},
+            quote,
+        ),
+        record(
+            "ev-pos-moved", "keeper", {"type": "TextPositionSelector", "start": 0, "end": len(quote)}, quote
+        ),
         record("ev-pos-out", "keeper", {"type": "TextPositionSelector", "start": 5000, "end": 5010}, "x"),
-        record("ev-frag", f"snapshot:{html_id}", {"type": "FragmentSelector", "fragment": "#mooring"},
-               "Vessels moor at the north quay after sunset."),
-        record("ev-frag-wrong", f"snapshot:{html_id}", {"type": "FragmentSelector", "fragment": "#pilots"},
-               "Vessels moor at the north quay after sunset."),
+        record(
+            "ev-frag",
+            f"snapshot:{html_id}",
+            {"type": "FragmentSelector", "fragment": "#mooring"},
+            "Vessels moor at the north quay after sunset.",
+        ),
+        record(
+            "ev-frag-wrong",
+            f"snapshot:{html_id}",
+            {"type": "FragmentSelector", "fragment": "#pilots"},
+            "Vessels moor at the north quay after sunset.",
+        ),
         record("ev-svg", "keeper", {"type": "SvgSelector", "xpath": "/svg"}, "x"),
     ]
     result = _verify(home, rescore(graph), tmp_path)
@@ -188,8 +226,10 @@ def test_require_all_and_bind(home: Path, tmp_path: Path) -> None:
 def test_ask_paragraphs_become_whole_paragraph_quotes(home: Path, tmp_path: Path) -> None:
     evidence = _evidence(home, "ask", "When did the orchard bloom?")
     assert evidence["from"] == "ask"
-    assert any(e["selector"]["exact"] == "The orchard bloomed early that year, white as snow."
-               for e in evidence["evidence"])
+    assert any(
+        e["selector"]["exact"] == "The orchard bloomed early that year, white as snow."
+        for e in evidence["evidence"]
+    )
     result = _verify(home, _graph_with(evidence), tmp_path)
     ours = [r for r in result.envelope["data"]["results"] if r["source"].startswith("snapshot:")]
     assert ours and {r["status"] for r in ours} == {"found"}
@@ -209,10 +249,18 @@ def test_verify_reads_a_tampered_blob_as_a_clean_error(home: Path, tmp_path: Pat
     blob = next(p for p in (copy_home / "blobs").rglob(sha))
     blob.chmod(0o644)
     blob.write_bytes(b"changed")
-    evidence = {"sources": [{"id": f"snapshot:{snapshot_id}", "file": "keeper.txt", "type": "txt"}],
-                "evidence": [{"id": "ev-t", "source": f"snapshot:{snapshot_id}", "support": "mentions",
-                              "attribution_basis": "source_explicit",
-                              "selector": {"type": "TextQuoteSelector", "exact": "tide"}}]}
+    evidence = {
+        "sources": [{"id": f"snapshot:{snapshot_id}", "file": "keeper.txt", "type": "txt"}],
+        "evidence": [
+            {
+                "id": "ev-t",
+                "source": f"snapshot:{snapshot_id}",
+                "support": "mentions",
+                "attribution_basis": "source_explicit",
+                "selector": {"type": "TextQuoteSelector", "exact": "tide"},
+            }
+        ],
+    }
     graph = _graph_with(copy.deepcopy(evidence))
     result = _verify(copy_home, graph, tmp_path)
     assert result.exit_code == 3 and "tampered" in result.envelope["error"]["message"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from episteme_core.api import canonical_bytes
 from episteme_graph import model
 from episteme_graph.export.common import graph_sha256, stable_id
 
@@ -54,8 +55,6 @@ def card(node: dict[str, Any], claims: list[dict[str, Any]], evidence: dict[str,
 
 
 def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
-    from episteme_core.api import canonical_bytes
-
     clusters = model.by_id(model.items(graph, "clusters"))
     evidence = model.by_id(model.items(graph, "evidence"))
     claims_of: dict[str, list[dict[str, Any]]] = {}

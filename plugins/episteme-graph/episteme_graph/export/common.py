@@ -6,6 +6,7 @@ import hashlib
 import re
 from typing import Any
 
+from episteme_core.api import canonical_text
 from episteme_graph import model
 
 _LINE_BREAKERS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
@@ -13,8 +14,6 @@ _LINE_BREAKERS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 def json_line(value: Any) -> str:
     """Canonical JSON on one physical line: U+0085, U+2028 and U+2029 escaped too."""
-    from episteme_core.api import canonical_text
-
     text = canonical_text(value)
     for char, escaped in _LINE_BREAKERS.items():
         text = text.replace(char, escaped)
@@ -23,8 +22,6 @@ def json_line(value: Any) -> str:
 
 def graph_sha256(graph: Any) -> str:
     """sha256 of the graph's canonical JSON without a trailing newline (KD-CTXT/1's convention)."""
-    from episteme_core.api import canonical_text
-
     return hashlib.sha256(canonical_text(graph).encode("utf-8")).hexdigest()
 
 

@@ -121,27 +121,21 @@ INT64 = 2**63
 CONSTRAINT = "CREATE CONSTRAINT kd_entity_id IF NOT EXISTS FOR (n:KDEntity) REQUIRE n.kd_id IS UNIQUE;"
 
 
+_ESCAPES = str.maketrans({"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"})
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+_NEEDS_ESCAPE = re.compile("[\\\\'\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def quote(text: str) -> str:
     """A Cypher string literal: backslash, quote and every control or line-separator character escaped."""
-    out = ["'"]
-    for char in text:
-        code = ord(char)
-        if char == "\\":
-            out.append("\\\\")
-        elif char == "'":
-            out.append("\\'")
-        elif char == "\n":
-            out.append("\\n")
-        elif char == "\r":
-            out.append("\\r")
-        elif char == "\t":
-            out.append("\\t")
-        elif code < 0x20 or 0x7F <= code <= 0x9F or char in "\u2028\u2029":
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(char)
-    out.append("'")
-    return "".join(out)
+    if not _NEEDS_ESCAPE.search(text):
+        return f"'{text}'"
+    escaped = text.translate(_ESCAPES)
+    if _CONTROL.search(escaped):
+        escaped = _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", escaped)
+    return f"'{escaped}'"
 
 
 def literal(value: Any) -> str:

@@ -11,6 +11,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from episteme_core.api import canonical_text
 from episteme_graph import model
 
 _TOKEN = re.compile(r"/\*__(CSP|TITLE|CSS|GRAPH|JS)__\*/")
@@ -38,8 +39,6 @@ def content_security_policy(*, header: bool = False) -> str:
 
 def inert_json(value: Any) -> str:
     """JSON that cannot end its ``<script type="application/json">`` element or break a line."""
-    from episteme_core.api import canonical_text
-
     text = canonical_text(value)
     return re.sub("[<>&\u2028\u2029]", lambda m: _JSON_ESCAPES[m.group()], text)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
+from episteme_core.api import canonical_bytes
 from episteme_graph import model, urls
 
 DEFAULT_CONTEXT = {"@vocab": "https://schema.org/", "kd": "https://knowledge-distiller.dev/v4/"}
@@ -17,8 +18,6 @@ def _local(kind: str, ident: str) -> str:
 
 
 def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
-    from episteme_core.api import canonical_bytes
-
     context = graph.get("@context") if isinstance(graph.get("@context"), dict) else DEFAULT_CONTEXT
     meta = model.metadata(graph)
     node_ids: dict[str, str] = {}

@@ -1,4 +1,4 @@
-"""MergeNeverLosesPayload: a merge either fails cleanly, changing nothing, or its output holds every payload of both inputs."""
+"""MergeNeverLosesPayload: a merge either fails cleanly, changing nothing, or its output holds every payload of both inputs."""  # noqa: E501
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from episteme_graph.generate import synthetic_graph
+from episteme_graph.merge import MergeConflict, merge_graphs, recompute
+from episteme_graph.validate import validate_value
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from episteme_core.api import canonical_text
 from episteme_core.testing import invoke
-from episteme_graph.generate import synthetic_graph
-from episteme_graph.merge import MergeConflict, merge_graphs, recompute
-from episteme_graph.validate import validate_value
 
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=12)
 FIELDS = ("label", "definition", "relevance", "note")
@@ -107,7 +107,13 @@ def test_a_refused_merge_writes_no_file(tmp_path: Path) -> None:
     (tmp_path / "b.knowledge.json").write_text(json.dumps(base))
     (tmp_path / "i.knowledge.json").write_text(json.dumps(incoming))
     before = sorted(p.name for p in tmp_path.iterdir())
-    result = invoke("graph", "merge", str(tmp_path / "b.knowledge.json"), str(tmp_path / "i.knowledge.json"),
-                    "--out", str(tmp_path / "m.knowledge.json"))
+    result = invoke(
+        "graph",
+        "merge",
+        str(tmp_path / "b.knowledge.json"),
+        str(tmp_path / "i.knowledge.json"),
+        "--out",
+        str(tmp_path / "m.knowledge.json"),
+    )
     assert result.exit_code == 3 and "merge refused" in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == before
