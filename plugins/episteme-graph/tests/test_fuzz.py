@@ -128,3 +128,38 @@ def test_mutated_graphs_validate_the_same_under_both_engines(graph: dict[str, An
 @given(graph=mutated_graphs())
 def test_every_export_renders_a_broken_graph_best_effort(exporter: Any, graph: dict[str, Any]) -> None:
     assert isinstance(exporter.render(graph, {}), bytes)
+
+
+@st.composite
+def json_like_bytes(draw: st.DrawFn) -> bytes:
+    """JSON text, sometimes cut, spliced or given a duplicate key, NaN or a lone surrogate."""
+    text = json.dumps(draw(JSON), ensure_ascii=draw(st.booleans()))
+    if draw(st.booleans()) and text:
+        at = draw(st.integers(0, len(text)))
+        text = (
+            text[:at]
+            + draw(st.sampled_from(['{"a":1,"a":2}', "NaN", '"\\udc00"', "[", "}", "1e999", ""]))
+            + text[at:]
+        )
+    return text.encode("utf-8", "surrogatepass")
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_like_bytes())
+def test_the_reader_agrees_with_the_kernels_strict_json(data: bytes) -> None:
+    from episteme_core.api import loads_strict
+
+    from episteme_graph.load import parse
+
+    try:
+        kernel: Any = loads_strict(data, source="x")
+    except EpistemeError:
+        kernel = EpistemeError
+    try:
+        ours: Any = parse(data, "x")
+    except EpistemeError:
+        ours = EpistemeError
+    if kernel is not EpistemeError and ours is EpistemeError:
+        assert "Infinity" in json.dumps(kernel)  # only non-finite numbers are refused beyond the kernel
+    else:
+        assert ours == kernel
