@@ -78,8 +78,10 @@ def empty(value: Any) -> bool:
 
 def merge_value(left: Any, right: Any, path: str) -> Any:
     """Equal keeps; empty takes the other; lists union stably; objects merge by key; else a conflict."""
-    if type(left) is type(right) and left == right and (
-        not isinstance(left, dict | list) or canonical(left) == canonical(right)
+    if (
+        type(left) is type(right)
+        and left == right
+        and (not isinstance(left, dict | list) or canonical(left) == canonical(right))
     ):
         return left
     if empty(left):
@@ -91,9 +93,7 @@ def merge_value(left: Any, right: Any, path: str) -> Any:
     if isinstance(left, dict) and isinstance(right, dict):
         merged = dict(left)
         for name, value in right.items():
-            merged[name] = (
-                merge_value(left[name], value, f"{path}.{name}") if name in left else value
-            )
+            merged[name] = merge_value(left[name], value, f"{path}.{name}") if name in left else value
         return merged
     raise MergeConflict(path, f"conflicting values {_short(left)} and {_short(right)}; merge refused")
 
@@ -210,9 +210,7 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
     for key, value in in_meta.items():
         if key in DERIVED_METADATA:
             continue
-        meta[key] = (
-            merge_value(meta[key], value, f"$.metadata.{key}") if key in meta else value
-        )
+        meta[key] = merge_value(meta[key], value, f"$.metadata.{key}") if key in meta else value
     meta["sources"] = sources
     meta["mode"] = "merge"
     dates = [

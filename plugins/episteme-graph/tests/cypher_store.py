@@ -18,7 +18,7 @@ _NODE = re.compile(
 _LINK = re.compile(
     r"^MATCH \(a:KDEntity \{kd_id: (?P<a>'(?:[^'\\]|\\.)*')\}\), \(b:KDEntity \{kd_id: "
     r"(?P<b>'(?:[^'\\]|\\.)*')\}\) MERGE \(a\)-\[r:(?P<type>[A-Z_]+) \{kd_id: "
-    r"(?P<id>'(?:[^'\\]|\\.)*')\}\]->\(b\) SET r \+= (?P<props>\{.*\})$",
+    r"(?P<id>'(?:[^'\\]|\\.)*')\}\]->\(b\)(?: SET r \+= (?P<props>\{.*\}))?$",
     re.S,
 )
 
@@ -131,7 +131,8 @@ class Store:
                     kd_id, {"type": match.group("type"), "from": a, "to": b, "props": {"kd_id": kd_id}}
                 )
                 assert (rel["type"], rel["from"], rel["to"]) == (match.group("type"), a, b)
-                rel["props"].update(Literal(match.group("props")).parse())
+                if match.group("props"):
+                    rel["props"].update(Literal(match.group("props")).parse())
             else:
                 raise AssertionError(f"unexpected statement: {statement[:100]}")
 

@@ -147,9 +147,9 @@ def json_like_bytes(draw: st.DrawFn) -> bytes:
 @settings(max_examples=300, deadline=None)
 @given(json_like_bytes())
 def test_the_reader_agrees_with_the_kernels_strict_json(data: bytes) -> None:
-    from episteme_core.api import loads_strict
-
     from episteme_graph.load import parse
+
+    from episteme_core.api import loads_strict
 
     try:
         kernel: Any = loads_strict(data, source="x")

@@ -157,7 +157,8 @@ def literal(value: Any) -> str:
 
 
 def properties(item: dict[str, Any], kind: str, kd_id: str, original_id: str) -> str:
-    """``{key: value, ...}`` sorted: fixed scalar keys as they are, complex ones as ``<key>_json``."""
+    """``{key: value, ...}`` sorted: fixed scalar keys and lists of strings as they are; objects and
+    mixed lists only inside ``raw_json`` (the item itself, canonical JSON), which keeps everything."""
     props: dict[str, Any] = {
         "entity_kind": kind,
         "kd_id": kd_id,
@@ -172,12 +173,8 @@ def properties(item: dict[str, Any], kind: str, kd_id: str, original_id: str) ->
             props[key] = value
     for key in COMPLEX_KEYS:
         value = item.get(key)
-        if value is None:
-            continue
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
             props[key] = value
-        else:
-            props[f"{key}_json"] = json_line(value)
     for key in props:
         assert _PROPERTY.match(key), key
     return "{" + ", ".join(f"{key}: {literal(props[key])}" for key in sorted(props)) + "}"
@@ -214,12 +211,14 @@ class Script:
         if relationship not in RELATIONSHIPS or source not in self.ids or target not in self.ids:
             return
         kd_id = stable_id(f"rel-{relationship.lower()}", identity or f"{source}\0{target}")
-        props = {"kd_id": kd_id, **(extra or {})}
-        body = "{" + ", ".join(f"{k}: {literal(props[k])}" for k in sorted(props)) + "}"
         statement = (
-            f"MATCH (a:KDEntity {{kd_id: {quote(source)}}}), (b:KDEntity {{kd_id: {quote(target)}}}) "
-            f"MERGE (a)-[r:{relationship} {{kd_id: {quote(kd_id)}}}]->(b) SET r += {body};"
+            f"MATCH (a:KDEntity {{kd_id: '{source}'}}), (b:KDEntity {{kd_id: '{target}'}}) "
+            f"MERGE (a)-[r:{relationship} {{kd_id: '{kd_id}'}}]->(b)"
         )
+        if extra:  # kd_ids are [a-z0-9-]: quoting them needs no escape
+            props = {"kd_id": kd_id, **extra}
+            statement += " SET r += {" + ", ".join(f"{k}: {literal(props[k])}" for k in sorted(props)) + "}"
+        statement += ";"
         self.links.append((kd_id, statement))
 
     def text(self) -> str:
@@ -293,7 +292,7 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
         script.link(eid, "FROM_CONCEPT", concepts[edge["source"]])
         script.link(eid, "TO_CONCEPT", concepts[edge["target"]])
         supported(eid, edge)
-        extra = {"edge_id": identity, "relationship_type": edge["type"], "raw_json": json_line(edge)}
+        extra = {"edge_id": identity, "relationship_type": edge["type"]}
         if isinstance(edge.get("label"), str):
             extra["label"] = edge["label"]
         script.link(
