@@ -23,6 +23,13 @@ _LINK = re.compile(
 )
 
 
+_UNWIND = re.compile(
+    r"^UNWIND (?P<rows>\[\n.*\n\]) AS row MATCH \(a:KDEntity \{kd_id: row\.a\}\), \(b:KDEntity \{kd_id: row\.b\}\) "
+    r"MERGE \(a\)-\[r:(?P<type>[A-Z_]+) \{kd_id: row\.id\}\]->\(b\)$",
+    re.S,
+)
+
+
 class Literal:
     """Parses Cypher literals: strings (with escapes), numbers, booleans, lists, maps."""
 
@@ -110,13 +117,34 @@ class Store:
         self.nodes: dict[str, dict[str, Any]] = {}
         self.rels: dict[str, dict[str, Any]] = {}
 
-    def run(self, script: str) -> None:
+    def statements(self, script: str) -> list[str]:
+        """Statements end with ';' at the end of a line (strings never hold a raw line break)."""
+        out, pending = [], []
         for line in script.splitlines():
-            if not line or line.startswith("//"):
+            if not pending and (not line or line.startswith("//")):
                 continue
-            assert line.endswith(";"), line[:80]
-            statement = line[:-1]
-            if match := _CONSTRAINT.match(statement):
+            pending.append(line)
+            if line.endswith(";"):
+                out.append("\n".join(pending)[:-1])
+                pending = []
+        assert not pending, pending[:2]
+        return out
+
+    def merge_link(self, kd_id: str, kind: str, a: str, b: str, props: dict[str, Any] | None) -> None:
+        assert a in self.nodes and b in self.nodes, "MATCH found nothing"
+        rel = self.rels.setdefault(kd_id, {"type": kind, "from": a, "to": b, "props": {"kd_id": kd_id}})
+        assert (rel["type"], rel["from"], rel["to"]) == (kind, a, b)
+        rel["props"].update(props or {})
+
+    def run(self, script: str) -> None:
+        for statement in self.statements(script):
+            if match := _UNWIND.match(statement):
+                rows = Literal(
+                    match.group("rows").replace(",\n", ", ").replace("[\n", "[").replace("\n]", "]")
+                )
+                for row in rows.parse():
+                    self.merge_link(row["id"], match.group("type"), row["a"], row["b"], None)
+            elif match := _CONSTRAINT.match(statement):
                 self.constraints.add(match.group(1))
             elif match := _NODE.match(statement):
                 kd_id = Literal(match.group("id")).parse()

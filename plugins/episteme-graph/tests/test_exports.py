@@ -147,6 +147,8 @@ def test_importing_the_cypher_twice_changes_nothing() -> None:
     kinds = [n["props"]["entity_kind"] for n in store.nodes.values()]
     assert kinds.count("concept") == len(graph["nodes"]) and kinds.count("edge") == len(graph["edges"])
     assert kinds.count("evidence") == 1 and kinds.count("question") == 1
+    types = sorted({r["type"] for r in store.rels.values()})
+    assert {"SUPPORTED_BY", "IN_CLUSTER", "HAS_CONCEPT", "KD_RELATIONSHIP", "FROM_CONCEPT"} <= set(types)
     relation = next(r for r in store.rels.values() if r["type"] == "KD_RELATIONSHIP")
     assert relation["props"]["relationship_type"] == "enables"
 

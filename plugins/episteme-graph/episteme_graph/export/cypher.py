@@ -116,8 +116,12 @@ COMPLEX_KEYS = (
     "statements",
     "temporal",
 )
+SCALARS = frozenset(SCALAR_KEYS)
+LISTS = frozenset(COMPLEX_KEYS)
 _PROPERTY = re.compile(r"^[a-z][a-z0-9_]*$")
+assert all(_PROPERTY.match(k) for k in (*SCALARS, *LISTS, "entity_kind", "kd_id", "original_id", "raw_json"))
 INT64 = 2**63
+BATCH = 1000  # rows per UNWIND: one round trip and one plan per batch
 CONSTRAINT = "CREATE CONSTRAINT kd_entity_id IF NOT EXISTS FOR (n:KDEntity) REQUIRE n.kd_id IS UNIQUE;"
 
 
@@ -165,18 +169,13 @@ def properties(item: dict[str, Any], kind: str, kd_id: str, original_id: str) ->
         "original_id": original_id,
         "raw_json": json_line(item),
     }
-    for key in SCALAR_KEYS:
-        value = item.get(key)
-        if isinstance(value, str | bool | int | float) and not (
-            isinstance(value, float) and not math.isfinite(value)
-        ):
+    for key, value in item.items():  # only the fixed names: a graph key never becomes a property name
+        kind_of = type(value)
+        if key in SCALARS and kind_of in (str, bool, int, float):
+            if kind_of is not float or math.isfinite(value):
+                props[key] = value
+        elif key in LISTS and kind_of is list and value and all(type(v) is str for v in value):
             props[key] = value
-    for key in COMPLEX_KEYS:
-        value = item.get(key)
-        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-            props[key] = value
-    for key in props:
-        assert _PROPERTY.match(key), key
     return "{" + ", ".join(f"{key}: {literal(props[key])}" for key in sorted(props)) + "}"
 
 
@@ -186,6 +185,7 @@ class Script:
     def __init__(self) -> None:
         self.entities: list[tuple[str, str]] = []
         self.links: list[tuple[str, str]] = []
+        self.plain: dict[str, dict[str, tuple[str, str]]] = {}  # type -> kd_id -> (from, to)
         self.ids: set[str] = set()
 
     def entity(self, kind: str, identity: str, item: dict[str, Any], original_id: str) -> str:
@@ -211,14 +211,15 @@ class Script:
         if relationship not in RELATIONSHIPS or source not in self.ids or target not in self.ids:
             return
         kd_id = stable_id(f"rel-{relationship.lower()}", identity or f"{source}\0{target}")
-        statement = (
+        if not extra:  # plain links go in batches: UNWIND [rows] AS row MATCH ... MERGE ...
+            self.plain.setdefault(relationship, {})[kd_id] = (source, target)
+            return
+        props = {"kd_id": kd_id, **extra}
+        body = "{" + ", ".join(f"{k}: {literal(props[k])}" for k in sorted(props)) + "}"
+        statement = (  # kd_ids are [a-z0-9-]: quoting them needs no escape
             f"MATCH (a:KDEntity {{kd_id: '{source}'}}), (b:KDEntity {{kd_id: '{target}'}}) "
-            f"MERGE (a)-[r:{relationship} {{kd_id: '{kd_id}'}}]->(b)"
+            f"MERGE (a)-[r:{relationship} {{kd_id: '{kd_id}'}}]->(b) SET r += {body};"
         )
-        if extra:  # kd_ids are [a-z0-9-]: quoting them needs no escape
-            props = {"kd_id": kd_id, **extra}
-            statement += " SET r += {" + ", ".join(f"{k}: {literal(props[k])}" for k in sorted(props)) + "}"
-        statement += ";"
         self.links.append((kd_id, statement))
 
     def text(self) -> str:
@@ -228,6 +229,16 @@ class Script:
             CONSTRAINT,
         ]
         lines += [s for _, s in sorted(self.entities)]
+        for relationship in sorted(self.plain):
+            rows = sorted(self.plain[relationship].items())
+            for start in range(0, len(rows), BATCH):
+                batch = rows[start : start + BATCH]
+                lines.append("UNWIND [")
+                lines.append(",\n".join(f"{{a: '{a}', b: '{b}', id: '{kd}'}}" for kd, (a, b) in batch))
+                lines.append(
+                    "] AS row MATCH (a:KDEntity {kd_id: row.a}), (b:KDEntity {kd_id: row.b}) "
+                    f"MERGE (a)-[r:{relationship} {{kd_id: row.id}}]->(b);"
+                )
         lines += [s for _, s in sorted(set(self.links))]
         return "\n".join(lines) + "\n"
 
