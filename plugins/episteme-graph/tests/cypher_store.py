@@ -24,7 +24,8 @@ _LINK = re.compile(
 
 
 _UNWIND = re.compile(
-    r"^UNWIND (?P<rows>\[\n.*\n\]) AS row MATCH \(a:KDEntity \{kd_id: row\.a\}\), \(b:KDEntity \{kd_id: row\.b\}\) "
+    r"^UNWIND (?P<rows>\[\n.*\n\]) AS row "
+    r"MATCH \(a:KDEntity \{kd_id: row\.a\}\), \(b:KDEntity \{kd_id: row\.b\}\) "
     r"MERGE \(a\)-\[r:(?P<type>[A-Z_]+) \{kd_id: row\.id\}\]->\(b\)$",
     re.S,
 )
