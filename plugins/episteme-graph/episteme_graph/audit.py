@@ -73,10 +73,15 @@ def audit_one(old: dict[str, Any], merged: dict[str, Any], label: str) -> list[s
 
 def in_merged_terms(incoming: dict[str, Any], report: MergeReport) -> dict[str, Any]:
     """The incoming graph as the merge saw it: node aliases, kept fact ids, renumbered citations."""
-    graph = clone(incoming)
+    graph = dict(incoming)  # copied where rewritten below: the input stays as it was
     mapping = {i + 1: i + 1 for i in range(len(graph.get("metadata", {}).get("sources", [])))}
     mapping.update(report.source_renumbering)
-    renumber_citations(graph, mapping)
+    if report.source_renumbering:
+        graph["nodes"] = [clone(n) for n in graph.get("nodes", [])]
+        graph["claims"] = [dict(c) for c in graph.get("claims", [])]
+        renumber_citations(graph, mapping)
+    for collection in ("nodes", "edges", "claims", "facts", "chunks", "fact_conflicts"):
+        graph[collection] = [dict(item) for item in graph.get(collection, [])]
     aliases = report.node_aliases
 
     def alias(value: Any) -> Any:

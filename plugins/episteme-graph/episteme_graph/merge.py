@@ -192,7 +192,8 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
     contradiction. Neither input is changed."""
     if policy not in POLICIES:
         raise ValueError(policy)
-    base, incoming = clone(base), clone(incoming)  # the inputs are never touched
+    # The inputs are never changed: whatever is rewritten below is copied first.
+    incoming = dict(incoming)
     report = MergeReport(graph={})
     base_meta, in_meta = base["metadata"], incoming["metadata"]
 
@@ -203,7 +204,10 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
     position = {s["id"]: i + 1 for i, s in enumerate(sources)}
     mapping = {i + 1: position[s["id"]] for i, s in enumerate(_list(in_meta, "sources"))}
     report.source_renumbering = {k: v for k, v in mapping.items() if k != v}
-    renumber_citations(incoming, mapping)
+    if report.source_renumbering:
+        incoming["nodes"] = [clone(n) for n in _list(incoming, "nodes")]
+        incoming["claims"] = [dict(c) for c in _list(incoming, "claims")]
+        renumber_citations(incoming, mapping)
 
     # Metadata: base kept; other keys merged (a different title fails); derived keys recomputed.
     meta = dict(base_meta)
@@ -224,6 +228,7 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
     clusters = _merge_by_id(
         _list(base, "clusters"), _list(incoming, "clusters"), "clusters", report, "$.clusters"
     )
+    clusters = [dict(c) for c in clusters]  # recompute rewrites their concepts
 
     # Nodes: resource first, then id; the base's id wins on a resource match.
     nodes = list(_list(base, "nodes"))
@@ -277,6 +282,9 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
     def alias(node_id: Any) -> Any:
         return report.node_aliases.get(node_id, node_id) if isinstance(node_id, str) else node_id
 
+    if report.node_aliases:
+        for collection in ("nodes", "claims", "facts", "chunks"):
+            incoming[collection] = [dict(item) for item in _list(incoming, collection)]
     for node in _list(incoming, "nodes"):
         node["id"] = alias(node["id"])
     for claim in _list(incoming, "claims"):
@@ -292,7 +300,7 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
     def edge_key(edge: dict[str, Any]) -> str:
         return canonical_edge_id(alias(edge["source"]), edge["type"], alias(edge["target"]))
 
-    edges = list(_list(base, "edges"))
+    edges = [dict(e) for e in _list(base, "edges")]  # recompute rewrites their ids
     edge_index = {edge_key(e): i for i, e in enumerate(edges)}
     for edge in _list(incoming, "edges"):
         edge = {**edge, "source": alias(edge["source"]), "target": alias(edge["target"])}
