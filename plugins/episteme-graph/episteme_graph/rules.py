@@ -76,6 +76,9 @@ _UNCLEAN = (
     ("\u27f6", "arrows"),
 )
 ORIGIN_KINDS = ("edge", "fact", "chunk", "claim")
+EVIDENCE_KINDS = frozenset(
+    {"node", "claim", "edge", "fact", "chunk", "spatialContext", "derivation", "assessment", "factConflict"}
+)
 DATE_FIELDS = {
     "source": ("date",),
     "nodeTemporal": ("source_date", "source_period", "valid_from", "valid_until"),
@@ -219,10 +222,15 @@ class Checker:
         self.unique_ids()
         self.spec_version()
         self.counts()
+        checks = {kind: getattr(self, f"check_{kind}", None) for kind in KNOWN}
+        evidence_kinds = EVIDENCE_KINDS
         for kind, path, obj in walk(self.graph):
-            self.unknown_keys(kind, path, obj)
-            self.evidence_refs(kind, path, obj)
-            method = getattr(self, f"check_{kind}", None)
+            known = KNOWN[kind]
+            if not known.issuperset(obj):
+                self.unknown_keys(kind, path, obj)
+            if kind in evidence_kinds and "evidence" in obj:
+                self._resolve_all((path, "evidence"), obj["evidence"], "evidence", "evidence")
+            method = checks[kind]
             if method is not None:
                 method(path, obj)
             if kind in DATE_FIELDS:
@@ -379,22 +387,12 @@ class Checker:
             self.out.error(_P(path), "reference", f"{what} {value!r} does not exist")
 
     def _resolve_all(self, path: Any, values: Any, collection: str, what: str) -> None:
-        for i, value in _strings(values):
-            self._resolve((path, i), value, collection, what)
-
-    def evidence_refs(self, kind: str, path: Any, obj: dict[str, Any]) -> None:
-        if kind in (
-            "node",
-            "claim",
-            "edge",
-            "fact",
-            "chunk",
-            "spatialContext",
-            "derivation",
-            "assessment",
-            "factConflict",
-        ):
-            self._resolve_all((path, "evidence"), obj.get("evidence"), "evidence", "evidence")
+        if not isinstance(values, list):
+            return
+        table = self.ids.get(collection, {})
+        for i, value in enumerate(values):
+            if isinstance(value, str) and value not in table:
+                self.out.error(_P(path, i), "reference", f"{what} {value!r} does not exist")
 
     # -- per kind -------------------------------------------------------------------------------
 
