@@ -247,3 +247,12 @@ def test_the_html_viewer_is_one_file_with_a_strict_policy() -> None:
         assert marker not in page
     data = page.split('<script id="graph-data" type="application/json">')[1].split("</script>")[0]
     assert json.loads(data)["nodes"][0]["label"] == SCRIPT_LABEL
+
+
+def test_a_graph_that_is_not_json_writes_no_file(tmp_path: Path) -> None:
+    source = tmp_path / "g.knowledge.json"
+    source.write_bytes(b'{"metadata": ')
+    for fmt in FORMATS:
+        result = invoke("graph", "export", str(source), "--format", fmt, "--json")
+        assert result.exit_code == 3 and result.envelope["error"]["details"]["path"] == "$"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.knowledge.json"]
