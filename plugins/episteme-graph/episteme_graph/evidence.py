@@ -81,8 +81,11 @@ def evidence_from(value: Any, *, name: str = "input", support: str = "mentions")
     skipped = 0
     if kind == "query":
         for result in data["results"]:
-            citation = result.get("citation") if isinstance(result, dict) else None
-            selectors = citation.get("selector") if isinstance(citation, dict) else None
+            citation: Any = result.get("citation") if isinstance(result, dict) else None
+            if not isinstance(citation, dict):
+                skipped += 1
+                continue
+            selectors = citation.get("selector")
             if not isinstance(selectors, list) or not _is_sha(citation.get("snapshotId")):
                 skipped += 1
                 continue

@@ -20,7 +20,7 @@ class Finding:
     message: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "level": self.level, "rule": self.rule, "message": self.message}
+        return attrs.asdict(self)
 
 
 def conformance_score(errors: int, warnings: int) -> int:

@@ -252,7 +252,7 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
                         f"$.nodes[{node['id']!r}].resource",
                         f"resource {resource!r} already names another node",
                     )
-                report.resource_enrichments[node["id"]] = resource
+                report.resource_enrichments[node["id"]] = str(resource)
                 by_resource[resource] = at
         if at is None:
             by_id[node["id"]] = len(nodes)
@@ -442,9 +442,9 @@ def _merge_facts(
         report.recorded_conflicts.append(ident)
         report.note("added", "fact_conflicts", ident)
 
-    by_id = {f["id"]: f for f in facts}
-    for original, kept in sorted(report.fact_aliases.items()):
-        add_conflict(by_id[original], by_id[kept])
+    facts_by_id = {f["id"]: f for f in facts}
+    for fact_id, kept_id in sorted(report.fact_aliases.items()):
+        add_conflict(facts_by_id[fact_id], facts_by_id[kept_id])
     # Same concept, metric and temporal but a different value: both kept, a conflict recorded.
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for fact in facts:

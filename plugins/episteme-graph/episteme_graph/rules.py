@@ -142,7 +142,7 @@ def walk(graph: dict[str, Any]) -> Iterator[tuple[str, Any, dict[str, Any]]]:
     while stack:
         kind, path, obj = stack.pop()
         yield kind, path, obj
-        children = []
+        children: list[tuple[str, Any, dict[str, Any]]] = []
         for key, (child_kind, many) in CHILDREN.get(kind, {}).items():
             value = obj.get(key)
             if many and isinstance(value, list):

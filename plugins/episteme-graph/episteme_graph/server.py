@@ -218,8 +218,8 @@ def serve_forever(settings: ViewSettings) -> dict[str, Any]:
     import sys
 
     server = make_server(settings)
-    host, port = server.server_address[0], server.server_address[1]
-    shown = f"[{host}]" if ":" in str(host) else host
+    host, port = str(server.server_address[0]), server.server_address[1]
+    shown = f"[{host}]" if ":" in host else host
     sys.stderr.write(f"episteme graph view: serving http://{shown}:{port}/ (read-only; Ctrl-C stops)\n")
     sys.stderr.flush()
     try:

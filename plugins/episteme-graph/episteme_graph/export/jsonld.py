@@ -18,7 +18,8 @@ def _local(kind: str, ident: str) -> str:
 
 
 def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
-    context = graph.get("@context") if isinstance(graph.get("@context"), dict) else DEFAULT_CONTEXT
+    found = graph.get("@context")
+    context: dict[str, Any] = found if isinstance(found, dict) else DEFAULT_CONTEXT
     meta = model.metadata(graph)
     node_ids: dict[str, str] = {}
     for node in model.nodes(graph):
