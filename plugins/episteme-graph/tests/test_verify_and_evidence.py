@@ -264,3 +264,63 @@ def test_verify_reads_a_tampered_blob_as_a_clean_error(home: Path, tmp_path: Pat
     graph = _graph_with(copy.deepcopy(evidence))
     result = _verify(copy_home, graph, tmp_path)
     assert result.exit_code == 3 and "tampered" in result.envelope["error"]["message"]
+
+
+def test_page_selectors_against_a_recorded_pdf(tmp_path: Path) -> None:
+    from pdf_pages import pdf_with_pages
+
+    from episteme_core.api import Home, read_catalog
+
+    (tmp_path / "doc.pdf").write_bytes(
+        pdf_with_pages(["The harbour opens at dawn.", "Ships leave at the evening tide."])
+    )
+    (tmp_path / "map.json").write_text(
+        json.dumps(
+            [
+                {
+                    "sourceUrl": "https://example.org/doc.pdf",
+                    "localPath": "doc.pdf",
+                    "contentType": "application/pdf",
+                }
+            ]
+        )
+    )
+    home = tmp_path / "home"
+    assert invoke("--home", str(home), "pipeline", "--map", str(tmp_path / "map.json")).exit_code == 0
+    snapshot_id = read_catalog(Home(home)).latest("https://example.org/doc.pdf").id
+    source = f"snapshot:{snapshot_id}"
+    graph = fixture_graph("contextual")
+    graph["metadata"]["sources"].append({"id": source, "file": "doc.pdf", "type": "pdf"})
+    tide = "Ships leave at the evening tide."
+
+    def record(ident: str, selector: dict[str, Any], excerpt: str | None = None) -> dict[str, Any]:
+        item = {
+            "id": ident,
+            "source": source,
+            "selector": selector,
+            "support": "mentions",
+            "attribution_basis": "source_explicit",
+        }
+        return {**item, "excerpt": excerpt} if excerpt is not None else item
+
+    graph["evidence"] += [
+        record("ev-page", {"type": "PageSelector", "page": 2}, tide),
+        record("ev-page-wrong", {"type": "PageSelector", "page": 1}, tide),
+        record("ev-page-bare", {"type": "PageSelector", "page": 1}),
+        record("ev-page-missing", {"type": "PageSelector", "page": 9}),
+        record("ev-quote-on-page", {"type": "TextQuoteSelector", "exact": tide, "page": 2}),
+        record("ev-quote-wrong-page", {"type": "TextQuoteSelector", "exact": tide, "page": 1}),
+        record("ev-position-in-pdf", {"type": "TextPositionSelector", "start": 0, "end": 5}, "Ships"),
+    ]
+    result = _verify(home, rescore(graph), tmp_path)
+    assert result.exit_code == 3  # page 9 does not exist
+    status = {r["evidence"]: r for r in result.envelope["error"]["details"]["results"] if r.get("evidence")}
+    assert status["ev-page"]["status"] == "found"
+    assert (
+        status["ev-page-wrong"]["status"] == "found-elsewhere" and status["ev-page-wrong"]["at"]["page"] == 2
+    )
+    assert status["ev-page-bare"]["status"] == "found"
+    assert status["ev-page-missing"]["status"] == "not-found"
+    assert status["ev-quote-on-page"]["status"] == "found" and status["ev-quote-on-page"]["at"]["page"] == 2
+    assert status["ev-quote-wrong-page"]["status"] == "found-elsewhere"
+    assert status["ev-position-in-pdf"]["status"] == "unverifiable"
