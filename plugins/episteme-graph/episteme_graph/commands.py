@@ -54,7 +54,8 @@ def _run_validate(args: argparse.Namespace, ctx: Context) -> Outcome:
     if not report["ok"]:
         raise EpistemeError(
             "INVALID_INPUT",
-            f"{graph.name}: {summary_line(report)}\n" + render_text(report, limit=30),
+            f"{graph.name}: {summary_line(report)}"
+            + ("" if ctx.as_json else "\n" + render_text(report, limit=30)),
             details=report,
         )
     return Outcome(data=report, text=render_text(report))
@@ -87,7 +88,8 @@ def _run_verify(args: argparse.Namespace, ctx: Context) -> Outcome:
     if failing:
         raise EpistemeError(
             "INVALID_INPUT",
-            f"{graph.name}: {failing} selector(s) failed verification\n" + render_text(report, limit=30),
+            f"{graph.name}: {failing} selector(s) failed verification"
+            + ("" if ctx.as_json else "\n" + render_text(report, limit=30)),
             details=report,
         )
     return Outcome(data=report, text=render_text(report))
