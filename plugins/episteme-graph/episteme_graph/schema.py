@@ -186,48 +186,43 @@ class Compiler:
         if node is False:
             return lambda inst, path, errs: errs.append(SchemaError(_materialise(path), None, False, inst))
         checks: list[Check] = []
+        simple: list[tuple[str, Any, Callable[[Any], bool]]] = []
         if "$ref" in node:
             checks.append(self.ref(node["$ref"]))
         if "type" in node:
-            checks.append(_simple("type", node["type"], _type_test(node["type"])))
+            simple.append(("type", node["type"], _type_test(node["type"])))
         if "enum" in node:
-            checks.append(_simple("enum", node["enum"], _enum_test(node["enum"])))
+            simple.append(("enum", node["enum"], _enum_test(node["enum"])))
         if "const" in node:
             constant = node["const"]
-            checks.append(_simple("const", constant, lambda v: _json_equal(v, constant)))
+            simple.append(("const", constant, lambda v: _json_equal(v, constant)))
         if "pattern" in node:
             regex = re.compile(node["pattern"])
-            checks.append(
-                _simple(
-                    "pattern",
-                    node["pattern"],
-                    lambda v: not isinstance(v, str) or regex.search(v) is not None,
-                )
+            simple.append(
+                ("pattern", node["pattern"], lambda v: not isinstance(v, str) or regex.search(v) is not None)
             )
         if "minLength" in node:
             low = node["minLength"]
-            checks.append(_simple("minLength", low, lambda v: not isinstance(v, str) or len(v) >= low))
+            simple.append(("minLength", low, lambda v: not isinstance(v, str) or len(v) >= low))
         if "minItems" in node:
             low_items = node["minItems"]
-            checks.append(
-                _simple("minItems", low_items, lambda v: not isinstance(v, list) or len(v) >= low_items)
-            )
+            simple.append(("minItems", low_items, lambda v: not isinstance(v, list) or len(v) >= low_items))
         if "maxItems" in node:
             high_items = node["maxItems"]
-            checks.append(
-                _simple("maxItems", high_items, lambda v: not isinstance(v, list) or len(v) <= high_items)
-            )
+            simple.append(("maxItems", high_items, lambda v: not isinstance(v, list) or len(v) <= high_items))
         if "minimum" in node:
             minimum = node["minimum"]
-            checks.append(_simple("minimum", minimum, lambda v: not _is_number(v) or v >= minimum))
+            simple.append(("minimum", minimum, lambda v: not _is_number(v) or v >= minimum))
         if "maximum" in node:
             maximum = node["maximum"]
-            checks.append(_simple("maximum", maximum, lambda v: not _is_number(v) or v <= maximum))
+            simple.append(("maximum", maximum, lambda v: not _is_number(v) or v <= maximum))
         if "uniqueItems" in node and node["uniqueItems"]:
-            checks.append(_simple("uniqueItems", True, lambda v: not isinstance(v, list) or _unique(v)))
+            simple.append(("uniqueItems", True, lambda v: not isinstance(v, list) or _unique(v)))
         if "format" in node and node["format"] in FORMATS:
             test = FORMATS[node["format"]]
-            checks.append(_simple("format", node["format"], test))
+            simple.append(("format", node["format"], test))
+        if simple:
+            checks.append(_simple_all(simple))
         if "required" in node:
             checks.append(_required(node["required"]))
         if "properties" in node:
@@ -304,6 +299,19 @@ def _simple(keyword: str, value: Any, ok: Callable[[Any], bool]) -> Check:
     def check(inst: Any, path: Path, errs: list[SchemaError]) -> None:
         if not ok(inst):
             errs.append(SchemaError(_materialise(path), keyword, value, inst))
+
+    return check
+
+
+def _simple_all(tests: list[tuple[str, Any, Callable[[Any], bool]]]) -> Check:
+    """Every one-value keyword of a subschema in one call."""
+    if len(tests) == 1:
+        return _simple(*tests[0])
+
+    def check(inst: Any, path: Path, errs: list[SchemaError]) -> None:
+        for keyword, value, ok in tests:
+            if not ok(inst):
+                errs.append(SchemaError(_materialise(path), keyword, value, inst))
 
     return check
 
