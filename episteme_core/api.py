@@ -125,11 +125,10 @@ __all__ = [
     "MemoryShard", "Outcome", "Paragraph", "ProgressSink", "Provenance", "ReadError", "ReadReply",
     "ReadRequest", "Reader", "ReaderKind", "ReaderSpec", "Record", "Register", "RunContext", "Section",
     "SnapshotCatalog", "SnapshotWriter", "Source", "Span", "Tool", "ToolCall", "Window", "__version__",
-    "add_int_option",
-    "add_pack_option", "ask", "build_chunks", "build_record", "canonical_bytes", "canonical_text",
-    "chunks_from_rows", "cut_rows", "decode_source", "decode_text", "extract_ids", "fingerprint",
-    "from_timestamp", "hookimpl", "id_segment", "ingest_outcome", "iter_chunk_rows", "known_ids",
-    "layout", "loads_strict", "make_identity", "merge_grown", "paragraph_rows", "parse_time",
+    "add_int_option", "add_pack_option", "ask", "build_chunks", "build_record", "canonical_bytes",
+    "canonical_text", "chunks_from_rows", "cut_rows", "decode_source", "decode_text", "extract_ids",
+    "fingerprint", "from_timestamp", "hookimpl", "id_segment", "ingest_outcome", "iter_chunk_rows",
+    "known_ids", "layout", "loads_strict", "make_identity", "merge_grown", "paragraph_rows", "parse_time",
     "read_catalog", "read_chunks", "read_documents", "read_input", "reader_messages", "run_ingest",
     "safe_name", "sha256_hex", "split_paragraphs", "utc_iso", "window_rows", "windows",
 ]
@@ -190,6 +189,7 @@ if TYPE_CHECKING:
     from episteme_core.cli.command import Command as Command
     from episteme_core.cli.command import Outcome as Outcome
     from episteme_core.cli.context import Context as Context
+    from episteme_core.cli.main import add_global_options as add_global_options
     from episteme_core.cli.parser import add_int_option as add_int_option
     from episteme_core.components import DEFAULT_PRIORITY as DEFAULT_PRIORITY
     from episteme_core.components import Chunker as Chunker
@@ -241,4 +241,8 @@ if TYPE_CHECKING:
     from episteme_core.snapshots import SnapshotWriter as SnapshotWriter
     from episteme_core.snapshots import make_identity as make_identity
     from episteme_core.snapshots import read_catalog as read_catalog
+    from episteme_core.store.atomic import atomic_write as atomic_write
+    from episteme_core.store.atomic import crashpoint as crashpoint
+    from episteme_core.store.atomic import fsync_dir as fsync_dir
+    from episteme_core.store.atomic import temp_path_for as temp_path_for
     from episteme_core.store.home import Home as Home

@@ -1,0 +1,113 @@
+"""Knowledge graphs at size: validate, merge and export a generated 10,000-concept graph.
+
+The graph (episteme_graph.generate.synthetic_graph: 10,000 concepts, 20,000 relationships, 10,000
+evidence records and claims, 1,000 facts and chunks; about 15 MB of JSON) is validated from its bytes
+(strict parse, schema, every rule), merged with a copy that enriches every concept and adds 1,000 new
+ones (merge, audit and validation of the result; no file writes), and rendered in every format. Times
+are CPU seconds of this process (``time.process_time``), best of N runs, so other work on a shared
+machine skews them less than wall time would. Targets: validate <= 1 s, merge <= 2 s, each export
+<= 1 s. Prints Markdown for docs/benchmarks.md.
+Usage: python bench/graph.py [NODES] [--repeat N] [--jsonschema]
+(--jsonschema also times the schema through the jsonschema library, for comparison: slow.)
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from episteme_graph.audit import audit_merge
+from episteme_graph.exporters import EXPORTERS
+from episteme_graph.generate import synthetic_graph
+from episteme_graph.load import load
+from episteme_graph.merge import merge_graphs, recompute
+from episteme_graph.validate import validate_value
+
+
+def best(fn: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.process_time()
+        fn()
+        times.append(time.process_time() - start)
+    return min(times)
+
+
+def incoming_of(graph: dict[str, Any], extra: int) -> dict[str, Any]:
+    incoming = copy.deepcopy(graph)
+    for node in incoming["nodes"]:
+        node["note"] = f"Reviewed note on {node['id']}."
+        node["statements"].append(f"{node['id']} was reviewed. [1]")
+    more = synthetic_graph(extra, clusters=len(graph["clusters"]), prefix="m", seed=11)
+    for key in ("nodes", "edges", "evidence", "claims", "facts", "chunks"):
+        incoming[key] += more[key]
+    recompute(incoming)
+    return incoming
+
+
+def main(argv: list[str]) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="validate, merge and export a generated graph")
+    parser.add_argument("nodes", nargs="?", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--jsonschema", action="store_true")
+    options = parser.parse_args(argv)
+    nodes, repeat = options.nodes, options.repeat
+    graph = synthetic_graph(nodes)
+    data = json.dumps(graph, ensure_ascii=False, indent=2).encode("utf-8")
+    incoming = incoming_of(graph, nodes // 10)
+    rows: list[tuple[str, float, str]] = []
+
+    def validate_from_bytes() -> None:
+        report = validate_value(load(data).value).report()
+        assert report["ok"] and report["conformanceScore"] == 100, report["findings"][:3]
+
+    rows.append(("validate (parse, schema, rules)", best(validate_from_bytes, repeat), "1.0"))
+    value = load(data).value
+    rows.append(("  of which strict parse", best(lambda: load(data), repeat), ""))
+    rows.append(
+        ("  of which validation of the parsed graph", best(lambda: validate_value(value), repeat), "")
+    )
+    if options.jsonschema:
+        rows.append(
+            (
+                "  schema through jsonschema (comparison)",
+                best(lambda: validate_value(value, engine="jsonschema"), 1),
+                "",
+            )
+        )
+
+    def merge() -> None:
+        report = merge_graphs(graph, incoming)
+        assert not audit_merge(graph, incoming, report)
+        assert report.validation is not None and report.validation.ok  # validated by recompute
+
+    rows.append(
+        (f"merge (+{nodes // 10} concepts, all enriched; audit; validation)", best(merge, repeat), "2.0")
+    )
+    for exporter in EXPORTERS:
+        size = len(exporter.render(graph, {}))
+        rows.append(
+            (
+                f"export {exporter.graph_format} ({size / 1e6:.1f} MB)",
+                best(lambda e=exporter: e.render(graph, {}), repeat),
+                "1.0",
+            )
+        )
+    print(
+        f"{nodes:,} concepts, {len(graph['edges']):,} relationships, {len(data) / 1e6:.1f} MB of JSON; "
+        f"CPU seconds, best of {repeat}\n"
+    )
+    print("| step | seconds | target |")
+    print("|---|---:|---:|")
+    for name, seconds, target in rows:
+        print(f"| {name} | {seconds:.2f} | {target} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

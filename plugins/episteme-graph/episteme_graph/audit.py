@@ -1,0 +1,116 @@
+"""The merge audit: every payload of the base, and of the incoming graph (through its aliases and
+renumbered citations), is still in the merged graph. It backs the law MergeNeverLosesPayload."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from episteme_graph.merge import DERIVED_METADATA, MergeReport, clone, renumber_citations, value_key
+from episteme_graph.rules import canonical_edge_id
+
+KEYED = ("clusters", "facts", "evidence", "claims", "assessments", "chunks", "fact_conflicts")
+
+
+def preserved(old: Any, new: Any) -> bool:
+    """``new`` keeps ``old``: every key's value, every list item, every non-empty scalar."""
+    if old is None or old == "":
+        return True
+    if isinstance(old, dict):
+        return isinstance(new, dict) and all(preserved(v, new.get(k)) for k, v in old.items())
+    if isinstance(old, list):
+        if not isinstance(new, list):
+            return False
+        have = {value_key(item) for item in new}
+        return all(value_key(item) in have for item in old)
+    return type(old) is type(new) and old == new
+
+
+def _by(items: Any, key: str = "id") -> dict[Any, dict[str, Any]]:
+    return {i.get(key): i for i in items if isinstance(i, dict)} if isinstance(items, list) else {}
+
+
+def _edge_key(edge: dict[str, Any]) -> str:
+    return canonical_edge_id(edge["source"], edge["type"], edge["target"])
+
+
+def audit_one(old: dict[str, Any], merged: dict[str, Any], label: str) -> list[str]:
+    """What of ``old`` (already in the merged graph's terms) the merged graph lacks."""
+    problems: list[str] = []
+    old_meta, new_meta = old.get("metadata", {}), merged.get("metadata", {})
+    for key, value in old_meta.items():
+        if key not in DERIVED_METADATA and not preserved(value, new_meta.get(key)):
+            problems.append(f"{label} metadata.{key} was not kept")
+    new_sources = _by(new_meta.get("sources"))
+    for ident, source in _by(old_meta.get("sources")).items():
+        if not preserved(source, new_sources.get(ident)):
+            problems.append(f"{label} source {ident!r} was dropped or changed")
+    new_nodes = _by(merged.get("nodes"))
+    for ident, node in _by(old.get("nodes")).items():
+        if not preserved(node, new_nodes.get(ident)):
+            problems.append(f"{label} node {ident!r} was dropped or changed")
+    new_edges = {_edge_key(e): e for e in merged.get("edges", [])}
+    for edge in old.get("edges", []):
+        key = _edge_key(edge)
+        payload = {k: v for k, v in edge.items() if k != "id"}
+        if not preserved(payload, new_edges.get(key)):
+            problems.append(f"{label} edge {key!r} was dropped or changed")
+    for collection in KEYED:
+        new_items = _by(merged.get(collection))
+        for ident, item in _by(old.get(collection)).items():
+            if collection == "clusters":
+                item = {k: v for k, v in item.items() if k != "concepts"}
+            if not preserved(item, new_items.get(ident)):
+                problems.append(f"{label} {collection} {ident!r} was dropped or changed")
+    if not preserved(old.get("open_questions"), merged.get("open_questions")):
+        problems.append(f"{label} open_questions were not kept")
+    for key, value in old.items():
+        if key not in ("metadata", "nodes", "edges", "open_questions", *KEYED) and not preserved(
+            value, merged.get(key)
+        ):
+            problems.append(f"{label} {key} was not kept")
+    return problems
+
+
+def in_merged_terms(incoming: dict[str, Any], report: MergeReport) -> dict[str, Any]:
+    """The incoming graph as the merge saw it: node aliases, kept fact ids, renumbered citations."""
+    graph = dict(incoming)  # copied where rewritten below: the input stays as it was
+    mapping = {i + 1: i + 1 for i in range(len(graph.get("metadata", {}).get("sources", [])))}
+    mapping.update(report.source_renumbering)
+    if report.source_renumbering:
+        graph["nodes"] = [clone(n) for n in graph.get("nodes", [])]
+        graph["claims"] = [dict(c) for c in graph.get("claims", [])]
+        renumber_citations(graph, mapping)
+    for collection in ("nodes", "edges", "claims", "facts", "chunks", "fact_conflicts"):
+        graph[collection] = [dict(item) for item in graph.get(collection, [])]
+    aliases = report.node_aliases
+
+    def alias(value: Any) -> Any:
+        return aliases.get(value, value) if isinstance(value, str) else value
+
+    for node in graph.get("nodes", []):
+        node["id"] = alias(node["id"])
+    for edge in graph.get("edges", []):
+        edge["source"], edge["target"] = alias(edge["source"]), alias(edge["target"])
+        if edge["type"] == "tension" and edge["target"] < edge["source"]:
+            edge["source"], edge["target"] = edge["target"], edge["source"]
+    for claim in graph.get("claims", []):
+        claim["node"] = alias(claim.get("node"))
+    for fact in graph.get("facts", []):
+        if "concept" in fact:
+            fact["concept"] = alias(fact["concept"])
+        if fact["id"] in report.fact_aliases:
+            fact["id"] = report.fact_aliases[fact["id"]]
+    for chunk in graph.get("chunks", []):
+        if isinstance(chunk.get("concepts"), list):
+            chunk["concepts"] = [alias(c) for c in chunk["concepts"]]
+    for conflict in graph.get("fact_conflicts", []):
+        if isinstance(conflict.get("facts"), list):
+            conflict["facts"] = [report.fact_aliases.get(f, f) for f in conflict["facts"]]
+        conflict["id"] = report.conflict_aliases.get(conflict["id"], conflict["id"])
+    return graph
+
+
+def audit_merge(base: dict[str, Any], incoming: dict[str, Any], report: MergeReport) -> list[str]:
+    """Everything of either input that the merged graph lacks (empty: nothing was lost)."""
+    merged = report.graph
+    return audit_one(base, merged, "base") + audit_one(in_merged_terms(incoming, report), merged, "incoming")

@@ -1,0 +1,1 @@
+"""One module per export format; each has ``render(graph, options) -> bytes``, byte-deterministic."""

@@ -1,0 +1,178 @@
+"""The graph exporters (one per format) and writing their output: atomic, never over the input."""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+if TYPE_CHECKING:
+    from episteme_core.api import Context, Outcome
+
+MEDIA_TYPES = {
+    "md": "text/markdown; charset=utf-8",
+    "html": "text/html; charset=utf-8",
+    "cypher": "application/x-cypher-query; charset=utf-8",
+    "canvas": "application/json",
+    "ctxt": "text/plain; charset=utf-8",
+    "jsonld": "application/ld+json",
+    "chunks": "application/jsonl",
+}
+
+
+@attrs.frozen
+class GraphExporter:
+    """Renders a graph in one format. Also ``episteme export graph-<format> FILE --out F``."""
+
+    graph_format: str
+    suffix: str
+    help: str
+    renderer: str  # "module:function" under episteme_graph.export, loaded on first use
+
+    @property
+    def name(self) -> str:
+        return f"graph-{self.graph_format}"
+
+    @property
+    def media_type(self) -> str:
+        return MEDIA_TYPES.get(self.graph_format, "application/octet-stream")
+
+    def render(self, graph: dict[str, Any], options: dict[str, Any]) -> bytes:
+        import importlib
+
+        module, function = self.renderer.split(":")
+        render: Callable[[dict[str, Any], dict[str, Any]], bytes] = getattr(
+            importlib.import_module(f"episteme_graph.export.{module}"), function
+        )
+        return render(graph, options)
+
+    def configure(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("file", metavar="FILE", help="the .knowledge.json graph")
+        parser.add_argument(
+            "--out",
+            metavar="FILE",
+            default=None,
+            help=f"default: FILE with {self.suffix}; '-' (needs --json) returns it in data.artifact",
+        )
+
+    def export(self, args: argparse.Namespace, ctx: Context) -> Outcome:
+        from episteme_core.api import EpistemeError, Outcome
+
+        if args.out == "-" and not ctx.as_json:
+            raise EpistemeError("INVALID_USAGE", "--out - requires --json")
+        data = export_file(self, args.file, args.out, {}, warn=ctx.warn)
+        return Outcome(
+            data=data, text=f"Exported {self.graph_format} to {data.get('path') or 'data.artifact'}"
+        )
+
+
+EXPORTERS = (
+    GraphExporter(
+        "md",
+        ".knowledge.md",
+        "a graph as Markdown (front matter, concepts, Mermaid, sources)",
+        "markdown:render",
+    ),
+    GraphExporter(
+        "html", ".knowledge.html", "a graph as one self-contained HTML viewer (no network)", "html:render"
+    ),
+    GraphExporter(
+        "cypher", ".knowledge.cypher", "a graph as an idempotent Neo4j 5 Cypher script", "cypher:render"
+    ),
+    GraphExporter("canvas", ".canvas", "a graph as a JSON Canvas 1.0 file", "canvas:render"),
+    GraphExporter("ctxt", ".knowledge.ctxt", "a graph as KD-CTXT/1 records with body hashes", "ctxt:render"),
+    GraphExporter("jsonld", ".jsonld", "a graph as JSON-LD (schema.org terms)", "jsonld:render"),
+    GraphExporter(
+        "chunks", ".chunks.jsonl", "a graph's clean-text chunks, one JSON line each", "chunks:render"
+    ),
+)
+
+
+def graph_exporters(plugins: Any) -> dict[str, Any]:
+    """Every registered exporter that renders a graph, by ``--format`` name (other plugins may add)."""
+    return {
+        e.graph_format: e
+        for e in plugins.all("exporter")
+        if isinstance(getattr(e, "graph_format", None), str) and callable(getattr(e, "render", None))
+    }
+
+
+def default_output(graph_file: str, suffix: str) -> Path:
+    path = Path(graph_file)
+    name = path.name
+    for ending in (".knowledge.json", ".json"):
+        if name.endswith(ending) and len(name) > len(ending):
+            return path.with_name(name[: -len(ending)] + suffix)
+    return path.with_name(name + suffix)
+
+
+def check_target(target: Path, inputs: list[Path]) -> None:
+    """Refuse a target that is an input (same file, also through links), a symlink or a folder."""
+    from episteme_core.api import EpistemeError
+
+    if target.is_symlink():
+        raise EpistemeError(
+            "INVALID_USAGE", f"{target}: is a symlink; give the real path", details={"path": str(target)}
+        )
+    if target.exists():
+        if not target.is_file():
+            raise EpistemeError(
+                "INVALID_USAGE", f"{target}: not a regular file", details={"path": str(target)}
+            )
+        for source in inputs:
+            if source.exists() and os.path.samefile(target, source):
+                raise EpistemeError(
+                    "INVALID_USAGE",
+                    f"{target}: would overwrite the input {source}",
+                    details={"path": str(target)},
+                )
+
+
+def export_file(
+    exporter: Any,
+    graph_file: str,
+    out: str | None,
+    options: dict[str, Any],
+    *,
+    max_bytes: int = 64 * 1024 * 1024,
+    warn: Callable[..., None] | None = None,
+) -> dict[str, Any]:
+    """Render ``graph_file`` with ``exporter`` and write it (atomically) or return it (``out == '-'``)."""
+    from episteme_core.api import atomic_write, sha256_hex
+    from episteme_graph.load import load_object
+    from episteme_graph.validate import validate_value
+
+    graph = load_object(graph_file, max_bytes=max_bytes)
+    validation = validate_value(graph.value, graph.name)
+    if validation.errors and warn is not None:
+        warn(
+            "GRAPH_INVALID",
+            f"{graph.name} has {len(validation.errors)} validation error(s); exported "
+            "best-effort (run episteme graph validate)",
+        )
+    data = exporter.render(graph.value, options)
+    summary: dict[str, Any] = {
+        "format": exporter.graph_format,
+        "bytes": len(data),
+        "sha256": sha256_hex(data),
+        "graphSha256": graph.sha256,
+        "path": None,
+    }
+    if out == "-":
+        summary["artifact"] = {
+            "encoding": "base64",
+            "mediaType": getattr(exporter, "media_type", ""),
+            "data": base64.b64encode(data).decode(),
+        }
+        return summary
+    target = Path(out) if out else default_output(graph_file, exporter.suffix)
+    inputs = [] if graph_file == "-" else [Path(graph_file)]
+    check_target(target, inputs)
+    atomic_write(target, data)
+    summary["path"] = str(target)
+    return summary

@@ -1,0 +1,165 @@
+"""The .knowledge.json parser and validator under hypothesis: every input ends in a result or a clean
+EpistemeError, the two schema engines agree, and every export renders whatever validates or not."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from episteme_graph.exporters import EXPORTERS
+from episteme_graph.load import load
+from episteme_graph.validate import validate_value
+from helpers import fixture_graph
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from episteme_core.api import EpistemeError
+
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+KEYS = st.sampled_from(
+    [
+        "id",
+        "label",
+        "source",
+        "target",
+        "type",
+        "weight",
+        "cluster",
+        "evidence",
+        "n",
+        "statements",
+        "citations",
+        "url",
+        "resource",
+        "selector",
+        "place",
+        "facts",
+        "concepts",
+        "metadata",
+        "sources",
+        "temporal",
+        "valid_from",
+        "reasoning",
+        "kind",
+        "text",
+    ]
+)
+BASES = [fixture_graph("minimal"), fixture_graph("contextual")]
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [prefix]
+    if isinstance(value, dict):
+        for key, child in value.items():
+            found += _paths(child, (*prefix, key))
+    elif isinstance(value, list):
+        for i, child in enumerate(value):
+            found += _paths(child, (*prefix, i))
+    return found
+
+
+@st.composite
+def mutated_graphs(draw: st.DrawFn) -> dict[str, Any]:
+    """A reference graph with a few subtrees replaced, keys added or removed."""
+    graph = copy.deepcopy(draw(st.sampled_from(BASES)))
+    for _ in range(draw(st.integers(1, 4))):
+        paths = _paths(graph)
+        path = draw(st.sampled_from(paths))
+        if not path:
+            continue
+        parent = graph
+        for key in path[:-1]:
+            parent = parent[key]
+        action = draw(st.sampled_from(["replace", "delete", "add"]))
+        if action == "replace":
+            parent[path[-1]] = draw(JSON)
+        elif action == "delete":
+            del parent[path[-1]]
+        elif isinstance(parent, dict):
+            parent[draw(KEYS)] = draw(JSON)
+    return graph
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=300))
+def test_any_bytes_give_a_result_or_a_clean_error(data: bytes) -> None:
+    try:
+        graph = load(data)
+    except EpistemeError as error:
+        assert error.code in ("INVALID_INPUT", "LIMIT_EXCEEDED")
+        return
+    validate_value(graph.value).report()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(JSON)
+def test_any_json_value_validates_without_a_crash(value: Any) -> None:
+    report = validate_value(value).report()
+    assert report["conformanceScore"] == max(0, 100 - 10 * report["errorCount"] - 2 * report["warningCount"])
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_graphs())
+def test_mutated_graphs_validate_the_same_under_both_engines(graph: dict[str, Any]) -> None:
+    compiled = validate_value(graph, engine="compiled")
+    assert compiled.findings == validate_value(graph, engine="jsonschema").findings
+    data = json.dumps(graph, ensure_ascii=False).encode("utf-8")
+    assert validate_value(load(data).value).findings == compiled.findings
+
+
+@pytest.mark.parametrize("exporter", EXPORTERS, ids=lambda e: e.graph_format)
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(graph=mutated_graphs())
+def test_every_export_renders_a_broken_graph_best_effort(exporter: Any, graph: dict[str, Any]) -> None:
+    assert isinstance(exporter.render(graph, {}), bytes)
+
+
+@st.composite
+def json_like_bytes(draw: st.DrawFn) -> bytes:
+    """JSON text, sometimes cut, spliced or given a duplicate key, NaN or a lone surrogate."""
+    text = json.dumps(draw(JSON), ensure_ascii=draw(st.booleans()))
+    if draw(st.booleans()) and text:
+        at = draw(st.integers(0, len(text)))
+        text = (
+            text[:at]
+            + draw(st.sampled_from(['{"a":1,"a":2}', "NaN", '"\\udc00"', "[", "}", "1e999", ""]))
+            + text[at:]
+        )
+    return text.encode("utf-8", "surrogatepass")
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_like_bytes())
+def test_the_reader_agrees_with_the_kernels_strict_json(data: bytes) -> None:
+    from episteme_graph.load import parse
+
+    from episteme_core.api import loads_strict
+
+    try:
+        kernel: Any = loads_strict(data, source="x")
+    except EpistemeError:
+        kernel = EpistemeError
+    try:
+        ours: Any = parse(data, "x")
+    except EpistemeError:
+        ours = EpistemeError
+    if kernel is not EpistemeError and ours is EpistemeError:
+        assert "Infinity" in json.dumps(kernel)  # only non-finite numbers are refused beyond the kernel
+    else:
+        assert ours == kernel
