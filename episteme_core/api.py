@@ -114,6 +114,11 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     # MCP tools for episteme serve.
     "Tool": ("episteme_core.serve.tools", "Tool"),
     "ToolCall": ("episteme_core.serve.tools", "ToolCall"),
+    "add_global_options": ("episteme_core.cli.main", "add_global_options"),
+    "atomic_write": ("episteme_core.store.atomic", "atomic_write"),
+    "crashpoint": ("episteme_core.store.atomic", "crashpoint"),
+    "fsync_dir": ("episteme_core.store.atomic", "fsync_dir"),
+    "temp_path_for": ("episteme_core.store.atomic", "temp_path_for"),
 }
 
 # Spelled out (not computed) so type checkers see every re-export; a test keeps it equal to _EXPORTS.
@@ -125,12 +130,13 @@ __all__ = [
     "MemoryShard", "Outcome", "Paragraph", "ProgressSink", "Provenance", "ReadError", "ReadReply",
     "ReadRequest", "Reader", "ReaderKind", "ReaderSpec", "Record", "Register", "RunContext", "Section",
     "SnapshotCatalog", "SnapshotWriter", "Source", "Span", "Tool", "ToolCall", "Window", "__version__",
-    "add_int_option", "add_pack_option", "ask", "build_chunks", "build_record", "canonical_bytes",
-    "canonical_text", "chunks_from_rows", "cut_rows", "decode_source", "decode_text", "extract_ids",
-    "fingerprint", "from_timestamp", "hookimpl", "id_segment", "ingest_outcome", "iter_chunk_rows",
-    "known_ids", "layout", "loads_strict", "make_identity", "merge_grown", "paragraph_rows", "parse_time",
-    "read_catalog", "read_chunks", "read_documents", "read_input", "reader_messages", "run_ingest",
-    "safe_name", "sha256_hex", "split_paragraphs", "utc_iso", "window_rows", "windows",
+    "add_global_options", "add_int_option", "add_pack_option", "ask", "atomic_write", "build_chunks",
+    "build_record", "canonical_bytes", "canonical_text", "chunks_from_rows", "crashpoint", "cut_rows",
+    "decode_source", "decode_text", "extract_ids", "fingerprint", "from_timestamp", "fsync_dir",
+    "hookimpl", "id_segment", "ingest_outcome", "iter_chunk_rows", "known_ids", "layout", "loads_strict",
+    "make_identity", "merge_grown", "paragraph_rows", "parse_time", "read_catalog", "read_chunks",
+    "read_documents", "read_input", "reader_messages", "run_ingest", "safe_name", "sha256_hex",
+    "split_paragraphs", "temp_path_for", "utc_iso", "window_rows", "windows",
 ]
 
 

@@ -7,12 +7,12 @@ import base64
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import attrs
 
 if TYPE_CHECKING:
-    from episteme_core.api import Context, Outcome
+    from episteme_core.api import Context
 
 MEDIA_TYPES = {
     "md": "text/markdown; charset=utf-8",
@@ -52,23 +52,16 @@ class GraphExporter:
         return render(graph, options)
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
+        """The graph to render; ``episteme export`` owns ``--out`` (a file, or ``-`` with --json)."""
         parser.add_argument("file", metavar="FILE", help="the .knowledge.json graph")
-        parser.add_argument(
-            "--out",
-            metavar="FILE",
-            default=None,
-            help=f"default: FILE with {self.suffix}; '-' (needs --json) returns it in data.artifact",
-        )
 
-    def export(self, args: argparse.Namespace, ctx: Context) -> Outcome:
-        from episteme_core.api import EpistemeError, Outcome
-
-        if args.out == "-" and not ctx.as_json:
-            raise EpistemeError("INVALID_USAGE", "--out - requires --json")
-        data = export_file(self, args.file, args.out, {}, warn=ctx.warn)
-        return Outcome(
-            data=data, text=f"Exported {self.graph_format} to {data.get('path') or 'data.artifact'}"
-        )
+    def export(self, args: argparse.Namespace, ctx: Context, out: IO[bytes]) -> dict[str, Any]:
+        """Render ``args.file`` into ``out`` (``episteme export graph-<format> FILE --out F``)."""
+        if args.out != "-":
+            check_target(Path(args.out), [] if args.file == "-" else [Path(args.file)])
+        data, summary = render_file(self, args.file, {}, warn=ctx.warn)
+        out.write(data)
+        return {"format": summary["format"], "graphSha256": summary["graphSha256"]}
 
 
 EXPORTERS = (
@@ -133,17 +126,16 @@ def check_target(target: Path, inputs: list[Path]) -> None:
                 )
 
 
-def export_file(
+def render_file(
     exporter: Any,
     graph_file: str,
-    out: str | None,
     options: dict[str, Any],
     *,
     max_bytes: int = 64 * 1024 * 1024,
     warn: Callable[..., None] | None = None,
-) -> dict[str, Any]:
-    """Render ``graph_file`` with ``exporter`` and write it (atomically) or return it (``out == '-'``)."""
-    from episteme_core.api import atomic_write, sha256_hex
+) -> tuple[bytes, dict[str, Any]]:
+    """Render ``graph_file`` with ``exporter``: its bytes and a summary (a warning when invalid)."""
+    from episteme_core.api import sha256_hex
     from episteme_graph.load import load_object
     from episteme_graph.validate import validate_value
 
@@ -163,6 +155,22 @@ def export_file(
         "graphSha256": graph.sha256,
         "path": None,
     }
+    return data, summary
+
+
+def export_file(
+    exporter: Any,
+    graph_file: str,
+    out: str | None,
+    options: dict[str, Any],
+    *,
+    max_bytes: int = 64 * 1024 * 1024,
+    warn: Callable[..., None] | None = None,
+) -> dict[str, Any]:
+    """Render ``graph_file`` with ``exporter`` and write it (atomically) or return it (``out == '-'``)."""
+    from episteme_core.api import atomic_write
+
+    data, summary = render_file(exporter, graph_file, options, max_bytes=max_bytes, warn=warn)
     if out == "-":
         summary["artifact"] = {
             "encoding": "base64",

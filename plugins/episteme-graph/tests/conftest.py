@@ -16,7 +16,7 @@ from helpers import fixture_graph  # noqa: E402
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("EPISTEME_HOME", str(tmp_path / "default-home"))
-    monkeypatch.delenv("EPISTEME_LOAD_PLUGINS", raising=False)
+    monkeypatch.setenv("EPISTEME_LOAD_PLUGINS", "graph")  # only this plugin, whatever else is installed
     monkeypatch.delenv("EPISTEME_CRASH_AT", raising=False)
 
 
