@@ -27,8 +27,9 @@ from episteme_core.canonical import canonical_bytes, loads_strict
 from episteme_core.convert import structure, unstructure
 from episteme_core.errors import EpistemeError
 from episteme_core.records import LogEntry, SnapshotIdentity, SnapshotRecord, StageEntry, StageIndex
-from episteme_core.store.atomic import crashpoint, sync_after_rename, sync_file, temp_path_for
+from episteme_core.store.atomic import sync_after_rename, sync_file, temp_path_for
 from episteme_core.store.blobs import BlobStore
+from episteme_core.store.faults import fault
 from episteme_core.store.home import Home
 from episteme_core.store.log import Log, append_line
 from episteme_core.store.stage import Stage
@@ -327,6 +328,7 @@ class SnapshotWriter:
                     digest.update(chunk)
                     out.write(chunk)
                 out.flush()
+                fault("temp-written")
                 sync_file(out.fileno())
             sha = digest.hexdigest()
             target = self.blobs.path_for(sha)
@@ -334,7 +336,9 @@ class SnapshotWriter:
                 self._check_blob(sha, total)
                 return sha, total
             target.parent.mkdir(parents=True, exist_ok=True)
+            fault("before-blob-write")
             os.replace(temp, target)
+            fault("after-blob-write")
             self._created.append(target)
             self._verified.add(sha)
             sync_after_rename(target.parent)
@@ -496,7 +500,6 @@ class SnapshotWriter:
         meta["sources"] = {source: self._states[source].to_meta() for source in sorted(self._states)}
         if self._pending_log:  # one write and one fsync for the run's lines, each line whole
             append_line(self.log.path, b"".join(canonical_bytes(unstructure(e)) for e in self._pending_log))
-            crashpoint()
         self._pending_log.clear()
         self.committed = self.stage.commit(entries, meta)
         return self.committed

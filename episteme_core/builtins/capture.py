@@ -54,7 +54,11 @@ def _configure_snapshot(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--manifest", required=True, metavar="FILE",
                         help="JSON array of {url, family?, authority?, extractor?}; '-' reads stdin")
     add_int_option(parser, "--timeout", default=60_000, low=1, high=600_000,
-                   help="total milliseconds per source: every attempt, backoff and body byte")
+                   help="total milliseconds per source: every attempt, backoff and body byte "
+                        "(past it: LIMIT_EXCEEDED)")
+    add_int_option(parser, "--read-timeout", default=30_000, low=1, high=600_000,
+                   help="milliseconds one connect or read may wait for a byte (past it: a retryable "
+                        "SOURCE_UNAVAILABLE)")
     _add_max_bytes(parser, "most bytes per response, on the wire and decoded (a compression bomb "
                            "stops here)")
     add_int_option(parser, "--retries", default=2, low=0, high=8,
@@ -84,7 +88,8 @@ def _run_snapshot(args: argparse.Namespace, ctx: Context) -> Outcome:
     entries = read_manifest(args.manifest, max_input_bytes=args.max_input_bytes,
                             max_sources=args.max_sources)
     settings = FetchSettings(
-        timeout_s=args.timeout / 1000.0, max_bytes=args.max_bytes, retries=args.retries,
+        timeout_s=args.timeout / 1000.0, read_timeout_s=args.read_timeout / 1000.0,
+        max_bytes=args.max_bytes, retries=args.retries,
         policy=NetPolicy(allow_localhost=args.allow_localhost,
                          allow_private_networks=args.allow_private_networks),
         backoff_base_ms=float(args.retry_backoff_ms), retry_after_cap_s=args.retry_after_cap_ms / 1000.0,

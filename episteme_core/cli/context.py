@@ -10,7 +10,7 @@ import attrs
 
 from episteme_core.cli.progress import Progress
 from episteme_core.plugins import Plugins
-from episteme_core.store.home import STAGES, Home
+from episteme_core.store.home import Home
 
 
 @attrs.define
@@ -34,13 +34,11 @@ class Context:
         """Hold the home's writer lock for the block; sweep temp files a killed writer left."""
         from episteme_core.store.atomic import deferred_sync
         from episteme_core.store.lock import WriterLock
+        from episteme_core.store.sweep import sweep_home
 
         self.home.ensure_writable()
         with WriterLock(self.home.lock_path, self.command, warn=self.warn), deferred_sync():
-            for directory in [self.home.root, *(self.home.stage_dir(s) for s in STAGES)]:
-                if directory.exists():
-                    for path in directory.glob(".*.tmp"):
-                        path.unlink(missing_ok=True)
+            sweep_home(self.home)
             yield self.home
 
 
