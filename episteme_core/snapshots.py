@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import stat
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -80,9 +79,11 @@ def make_identity(
 
 def file_digest(path: Path | str, max_bytes: int | None = None) -> tuple[str, int]:
     """Stream ``path`` once: its sha256 and length (``LIMIT_EXCEEDED`` past ``max_bytes``)."""
+    from episteme_core.inputs import open_regular
+
     digest = hashlib.sha256()
     total = 0
-    with open(path, "rb") as handle:
+    with open(open_regular(path, follow_symlinks=False), "rb") as handle:
         while chunk := handle.read(_CHUNK):
             total += len(chunk)
             if max_bytes is not None and total > max_bytes:
@@ -305,17 +306,9 @@ class SnapshotWriter:
         digest = hashlib.sha256()
         total = 0
         try:
-            try:
-                fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-            except OSError as exc:
-                raise EpistemeError(
-                    "INVALID_INPUT", f"{path}: cannot open: {exc.strerror} (symlinks are not followed)",
-                    details={"path": str(path)},
-                ) from exc
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                os.close(fd)
-                raise EpistemeError("INVALID_INPUT", f"{path}: not a regular file",
-                                    details={"path": str(path)})
+            from episteme_core.inputs import open_regular
+
+            fd = open_regular(path, follow_symlinks=False)  # never blocks on a FIFO swapped in
             with open(fd, "rb") as source, open(temp, "xb") as out:
                 while chunk := source.read(_CHUNK):
                     total += len(chunk)

@@ -107,8 +107,9 @@ def _configure_manual(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--map", required=True, metavar="FILE",
                         help="JSON array of {sourceUrl, localPath, contentType?}; '-' reads stdin")
     parser.add_argument("--root", metavar="DIR", default=None,
-                        help="folder that localPath values are relative to (default: the map's "
-                             "folder; the current folder for stdin)")
+                        help="folder that relative localPath values are read from (default: the "
+                             "map's folder; the current folder for stdin); when given, absolute "
+                             "localPath values must lie inside it too")
     _add_max_bytes(parser, "most bytes per local file")
     _add_input_bounds(parser)
     _add_snapshots_option(parser)
@@ -128,7 +129,8 @@ def _run_manual(args: argparse.Namespace, ctx: Context) -> Outcome:
         raise EpistemeError("INVALID_USAGE", f"--root {root} is not a folder", details={"path": str(root)})
     with ctx.writing():
         report = manual_ingest(ctx.home, entries, root.absolute(), max_bytes=args.max_bytes,
-                               progress=_progress(ctx), warn=ctx.warn, command=ctx.command)
+                               progress=_progress(ctx), warn=ctx.warn, command=ctx.command,
+                               confine_absolute=args.root is not None)
     return Outcome(data=report.data(), text=report.text("Ingested"))
 
 
