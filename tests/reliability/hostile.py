@@ -93,3 +93,49 @@ def pdf_flate_bomb(folder: Path, inflated_mib: int = 600) -> Path:
     path = folder / "flate-bomb.pdf"
     path.write_bytes(pdf_with_stream(deflate_bomb(inflated_mib)))
     return path
+
+
+def html_deep_sections(folder: Path, depth: int = 60, heading_chars: int = 1000, mib: int = 20) -> Path:
+    """Sections nested ``depth`` deep, each heading ``heading_chars`` long, then paragraphs: every
+    block would repeat the whole path of headings."""
+    path = folder / "deep-sections.html"
+    heading = ("h" * (heading_chars - 1) + " ").encode()
+    with open(path, "wb") as out:
+        out.write(b"<!doctype html><html><body>")
+        for level in range(depth):
+            out.write(b"<section><h2>%d %s</h2>" % (level, heading))
+        row = b"<p>" + b"word " * 40 + b"</p>\n"
+        for _ in range(mib * MIB // len(row)):
+            out.write(row)
+        out.write(b"</section>" * depth + b"</body></html>\n")
+    return path
+
+
+def xml_tiny_elements(folder: Path, count: int = 1_000_000) -> Path:
+    """About 8 MB of XML: a million ``<a>b</a>`` under one root."""
+    path = folder / "tiny-elements.xml"
+    with open(path, "wb") as out:
+        out.write(b"<?xml version='1.0'?><r>")
+        row = b"<a>b</a>" * 1000
+        for _ in range(count // 1000):
+            out.write(row)
+        out.write(b"</r>\n")
+    return path
+
+
+def pdf_runlength_bomb(folder: Path, runs: int = 500_000) -> Path:
+    """A PDF whose content stream is RunLength data of ``runs`` runs of 128 spaces (64x growth)."""
+    path = folder / "runlength-bomb.pdf"
+    path.write_bytes(pdf_with_stream(b"\x81 " * runs + b"\x80", "/RunLengthDecode"))
+    return path
+
+
+def pdf_many_glyphs(folder: Path, glyphs: int = 95_000) -> Path:
+    """A one-page PDF drawing ``glyphs`` characters in one tiny font (many layout objects)."""
+    path = folder / "many-glyphs.pdf"
+    lines = []
+    per_line = 1000
+    for row in range(glyphs // per_line):
+        lines.append(b"BT /F1 1 Tf 10 %d Td (%s) Tj ET" % (800 - row * 2 % 780, b"a" * per_line))
+    path.write_bytes(pdf_with_stream(zlib.compress(b"\n".join(lines), 9)))
+    return path
