@@ -139,3 +139,31 @@ def pdf_many_glyphs(folder: Path, glyphs: int = 95_000) -> Path:
         lines.append(b"BT /F1 1 Tf 10 %d Td (%s) Tj ET" % (800 - row * 2 % 780, b"a" * per_line))
     path.write_bytes(pdf_with_stream(zlib.compress(b"\n".join(lines), 9)))
     return path
+
+
+def pdf_pages(pages: int, lines: int = 60) -> bytes:
+    """An honest PDF of ``pages`` pages of ``lines`` lines of words each: slow to lay out, not hostile."""
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"",
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"]
+    kids = []
+    for page in range(pages):
+        ops = b"\n".join(
+            b"BT /F1 9 Tf 40 %d Td (page %d line %d: the quick brown fox jumps over the lazy dog) Tj ET"
+            % (800 - line * 12, page, line) for line in range(lines))
+        objects.append(b"<< /Length %d >>\nstream\n" % len(ops) + ops + b"\nendstream")
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents %d 0 R "
+                       b"/Resources << /Font << /F1 3 0 R >> >> >>" % len(objects))
+        kids.append(len(objects))
+    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (
+        b" ".join(b"%d 0 R" % k for k in kids), len(kids))
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
