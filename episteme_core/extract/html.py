@@ -393,8 +393,8 @@ class HtmlWalker:
                 if key is not None:
                     end = self.source_map.offset_of(*key, len(kept) - 1)
                 break
-        if start is None or end is None or end < start:
-            return None
+        if start is None or end is None or end < start or end >= len(decoded):
+            return None  # offsets past the decoded text: html5lib read the bytes differently
         if decoded[start:end + 1] == text or (
             decoded[start] == text[0] and decoded[end] == text[-1]
             and in_order(text, decoded, start, end + 1)

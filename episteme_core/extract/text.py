@@ -28,11 +28,21 @@ def encoding_for(content: bytes, charset: str | None) -> str:
     if content.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return "utf-16"
     if charset:
-        try:
-            return codecs.lookup(charset).name
-        except LookupError:
-            pass
+        name = text_codec(charset)
+        if name is not None:
+            return name
     return "utf-8"
+
+
+def text_codec(charset: str) -> str | None:
+    """Python's name for ``charset`` when it decodes bytes to text; None for an unknown name and
+    for codecs that are not text encodings (``base64``, ``rot13``, ``hex``, ...)."""
+    try:
+        name = codecs.lookup(charset).name
+        b"x".decode(name, "replace")  # a bytes-to-bytes codec refuses (empty input would not)
+    except (LookupError, TypeError, ValueError):
+        return None
+    return name
 
 
 def decode(content: bytes, charset: str | None, builder: DocumentBuilder | None = None) -> str:
@@ -40,12 +50,8 @@ def decode(content: bytes, charset: str | None, builder: DocumentBuilder | None 
     encoding = encoding_for(content, charset)
     if content.startswith(codecs.BOM_UTF8):
         content = content[len(codecs.BOM_UTF8):]
-    elif charset and encoding != "utf-16" and builder is not None:
-        try:
-            codecs.lookup(charset)
-        except LookupError:
-            builder.diagnose("UNKNOWN_CHARSET", "warning",
-                             f'unknown charset "{charset}", decoded as UTF-8')
+    elif charset and encoding != "utf-16" and builder is not None and text_codec(charset) is None:
+        builder.diagnose("UNKNOWN_CHARSET", "warning", f'unknown charset "{charset}", decoded as UTF-8')
     try:
         text = content.decode(encoding)
     except UnicodeDecodeError as exc:

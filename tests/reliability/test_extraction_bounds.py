@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from episteme_core.extract import builder as bounds
 from episteme_core.extract.builder import DocumentBuilder
-from episteme_core.extract.html import HtmlExtractor, _WS, collapse
+from episteme_core.extract.html import _WS, HtmlExtractor, collapse
 from episteme_core.extract.pdf import PdfExtractor
 from episteme_core.extract.pdf_guard import StreamTooLarge, bounded_streams
 from episteme_core.extract.text import TextExtractor
