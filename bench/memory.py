@@ -42,7 +42,8 @@ CLASSES: dict[str, tuple[str, Callable[[Path], Path], str]] = {
                        "application/pdf"),
     "pdf-runlength-bomb": ("1 MB PDF: a RunLength stream of 64x growth", hostile.pdf_runlength_bomb,
                            "application/pdf"),
-    "pdf-many-glyphs": ("PDF: one page of 95,000 glyphs (the bound is 100,000 objects)", hostile.pdf_many_glyphs, "application/pdf"),
+    "pdf-many-glyphs": ("PDF: one page of 95,000 glyphs (the bound is 100,000 objects)",
+                        hostile.pdf_many_glyphs, "application/pdf"),
 }
 
 
@@ -101,7 +102,8 @@ def measure(name: str, folder: Path) -> list[dict[str, object]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", nargs="*", choices=sorted(CLASSES), help="classes to run (default: all)")
     parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     options = parser.parse_args()
@@ -111,8 +113,8 @@ def main() -> None:
             rows.extend(measure(name, Path(tmp)))
             last = rows[-len(COMMANDS):]
             for row in last:
-                print(f"{row['class']:22} {row['command']:8} {row['peakMiB']:8.1f} MiB {row['seconds']:7.1f} s  "
-                      f"{row['outcome']}", file=sys.stderr, flush=True)
+                print(f"{row['class']:22} {row['command']:8} {row['peakMiB']:8.1f} MiB "
+                      f"{row['seconds']:7.1f} s  {row['outcome']}", file=sys.stderr, flush=True)
     print("| input | command | peak RSS (MiB) | seconds | outcome |")
     print("|---|---|---:|---:|---|")
     for row in rows:

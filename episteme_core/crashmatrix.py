@@ -15,6 +15,7 @@ For one scenario (a home holding a previous commit, and a command that changes i
    log position the shards record aside: a killed run's log lines stay, the log is append-only).
 
 The killed runs are new processes; the checks and re-runs run in this process (``testing.invoke``).
+``EPISTEME_CRASH_REPORT=FILE`` appends each scenario's report to FILE as a JSON line.
 """
 
 from __future__ import annotations
@@ -212,7 +213,17 @@ def run_crash_matrix(
                                    "previous" if answer == previous_answer else
                                    "new" if answer == new_answer else "stale-refused"))
             shutil.rmtree(home, ignore_errors=True)
-    return CrashReport(scenario.name, counts, cases)
+    report = CrashReport(scenario.name, counts, cases)
+    _record(report)
+    return report
+
+
+def _record(report: CrashReport) -> None:
+    """Append the report as one JSON line to ``$EPISTEME_CRASH_REPORT`` (for docs/reliability.md)."""
+    path = os.environ.get("EPISTEME_CRASH_REPORT")
+    if path:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(attrs.asdict(report), sort_keys=True) + "\n")
 
 
 __all__ = ["CrashCase", "CrashReport", "CrashScenario", "episteme", "home_state", "run_crash_matrix"]

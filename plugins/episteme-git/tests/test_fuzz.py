@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import atexit
+import json
 import os
 from pathlib import Path
 
@@ -10,6 +12,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 LONG = os.environ.get("EPISTEME_FUZZ") == "long"
+_RAN: dict[str, int] = {}
+
+
+def ran(parser: str) -> None:
+    """Count one input (``EPISTEME_FUZZ_COUNTS=FILE`` gets the totals at exit, for the report)."""
+    _RAN[parser] = _RAN.get(parser, 0) + 1
+
+
+@atexit.register
+def _write_counts() -> None:
+    path = os.environ.get("EPISTEME_FUZZ_COUNTS")
+    if path and _RAN:
+        with open(path, "a", encoding="utf-8") as out:
+            for parser, n in sorted(_RAN.items()):
+                out.write(json.dumps({"parser": parser, "inputs": n}) + "\n")
 SHA = "a" * 40
 HEADERS = st.lists(st.sampled_from([
     b"tree " + b"b" * 40, b"parent " + b"c" * 40, b"author Ada <ada@example.org> 1714550400 +0200",
@@ -30,6 +47,7 @@ MESSAGES = st.one_of(st.binary(max_size=200), st.sampled_from([
                                              "deleted": st.none() | st.integers(0, 9)}), max_size=3))
 def test_any_commit_object_becomes_a_storable_record(headers: bytes, message: bytes, stat: bool,
                                                      paths: list[dict]) -> None:  # type: ignore[type-arg]
+    ran("git commit objects")
     paths = [{**p, "path": p["path"].encode("utf-8", "replace").decode("utf-8")} for p in paths]
     record = parse_commit(Repo(Path("/r"), "r"), SHA, headers + b"\n\n" + message, paths, stat=stat)
     record.to_bytes()  # canonical JSON: no lone surrogate, nothing unstorable

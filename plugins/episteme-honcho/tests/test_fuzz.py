@@ -3,6 +3,7 @@ session's messages become a storable record (or are counted as skipped)."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 from typing import Any
@@ -15,6 +16,21 @@ from hypothesis import strategies as st
 from episteme_core.api import EpistemeError
 
 LONG = os.environ.get("EPISTEME_FUZZ") == "long"
+_RAN: dict[str, int] = {}
+
+
+def ran(parser: str) -> None:
+    """Count one input (``EPISTEME_FUZZ_COUNTS=FILE`` gets the totals at exit, for the report)."""
+    _RAN[parser] = _RAN.get(parser, 0) + 1
+
+
+@atexit.register
+def _write_counts() -> None:
+    path = os.environ.get("EPISTEME_FUZZ_COUNTS")
+    if path and _RAN:
+        with open(path, "a", encoding="utf-8") as out:
+            for parser, n in sorted(_RAN.items()):
+                out.write(json.dumps({"parser": parser, "inputs": n}) + "\n")
 NASTY = st.lists(st.sampled_from(["a", " ", "\ud83d", "\udc80", "\x00", "#", "/", "é", "\U0001f600", ""]),
                  max_size=8).map("".join)
 VALUE = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | NASTY,
@@ -31,6 +47,7 @@ SESSION = st.fixed_dictionaries({"id": st.sampled_from(["s1", "s-2"])}, optional
 @given(session=SESSION, messages=st.lists(MESSAGE, max_size=5))
 def test_any_session_becomes_a_storable_record_or_is_skipped(session: dict[str, Any],
                                                              messages: list[dict[str, Any]]) -> None:
+    ran("Honcho sessions")
     skipped: dict[str, int] = {}
     record = session_record("w", session, messages, skipped)
     if record is not None:
@@ -43,6 +60,7 @@ def test_any_session_becomes_a_storable_record_or_is_skipped(session: dict[str, 
                                             optional={"page": VALUE, "pages": VALUE})
                       .map(lambda v: json.dumps(v).encode())))
 def test_any_page_is_items_or_a_clean_error(body: bytes) -> None:
+    ran("Honcho pages")
     client = HonchoClient("http://127.0.0.1:9", "key")
     try:
         items, pages = client._check_page(client._parse(body, "POST /x"), "/x", 1)
