@@ -100,6 +100,9 @@ class _Signals:
 
     def install(self) -> None:
         signal.signal(signal.SIGTERM, self._handle)
+        # SIGINT raises KeyboardInterrupt (exit 130) even when the process inherited it ignored,
+        # as a job started with '&' from a script does: a writer must never ignore a cancellation.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         name = signal.Signals(signum).name

@@ -195,10 +195,12 @@ def sweep_temp_files(directories: Iterable[Path]) -> int:
 
 
 def temp_owner(name: str) -> int | None:
-    """The pid a temp file name carries (``.NAME.PID.UUID.tmp``), or None when it carries none."""
+    """The pid a temp file name carries (``.NAME.PID.UUID.tmp``, or ``.NAME.PID.tmp`` as the home's
+    write probe), or None when it carries none."""
     parts = name[: -len(TEMP_SUFFIX)].rsplit(".", 2)
-    if len(parts) == 3 and parts[1].isdigit():
-        return int(parts[1])
+    for part in reversed(parts[1:]):
+        if part.isdigit() and len(part) <= 10:
+            return int(part)
     return None
 
 

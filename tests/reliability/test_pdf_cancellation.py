@@ -69,9 +69,12 @@ def _ingest(home: Path, folder: Path) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-@pytest.mark.parametrize(("sig", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+@pytest.mark.parametrize(("sig", "status", "ignored"), [
+    (signal.SIGTERM, 143, False), (signal.SIGINT, 130, False),
+    (signal.SIGINT, 130, True),  # started ignoring SIGINT, as a job started with '&' by a script is
+])
 def test_a_signal_during_pdf_extraction_cancels_and_keeps_the_previous_document(
-    tmp_path: Path, home: Path, sig: signal.Signals, status: int
+    tmp_path: Path, home: Path, sig: signal.Signals, status: int, ignored: bool
 ) -> None:
     (tmp_path / "a.txt").write_text("notes, extracted first\n")
     (tmp_path / "b.pdf").write_bytes(hostile.pdf_pages(1))
@@ -87,6 +90,7 @@ def test_a_signal_during_pdf_extraction_cancels_and_keeps_the_previous_document(
         [sys.executable, "-m", "episteme_core", "--home", str(home), "--json", "--progress", "always",
          "extract", "--force"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ},
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignored else None,
     )
     assert proc.stderr is not None
     line = proc.stderr.readline()  # the text source is done: the PDF is being read now

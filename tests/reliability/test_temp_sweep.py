@@ -69,6 +69,24 @@ def test_a_temp_file_of_a_live_process_is_left_alone(tmp_path: Path, home: Path)
     assert not any(path.exists() for path in litter)
 
 
+def test_the_write_probe_of_a_writer_waiting_for_the_lock_is_left_alone(tmp_path: Path, home: Path) -> None:
+    """Found with 55 writers at once: a writer sweeping the home removed the probe another one was
+    writing to check the home (``.probe.PID.tmp``), which then failed with INVALID_INPUT."""
+    from episteme_core.store.atomic import temp_owner
+
+    assert temp_owner(".probe.4242.tmp") == 4242
+    map_path = _home_with_a_snapshot(tmp_path, home)
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        probe = home / f".probe.{sleeper.pid}.tmp"
+        probe.write_bytes(b"")
+        assert invoke("--home", str(home), "manual-ingest", "--map", str(map_path)).exit_code == 0
+        assert probe.exists()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
 def test_only_temp_files_are_swept(tmp_path: Path, home: Path) -> None:
     map_path = _home_with_a_snapshot(tmp_path, home)
     before = sorted(p for p in home.rglob("*") if p.is_file())
