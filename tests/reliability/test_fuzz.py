@@ -428,3 +428,30 @@ def test_http_replies(raw_server: _RawServer, reply: bytes) -> None:
     except EpistemeError as error:
         _clean(error)
     assert time.monotonic() - started < 10
+
+
+# through the CLI: every input ends in an envelope ------------------------------------------------
+
+COMMANDS = [
+    ["snapshot", "--allow-localhost", "--retries", "0", "--timeout", "500", "--manifest"],
+    ["manual-ingest", "--map"],
+    ["ingest", "warc"],
+]
+
+
+@fuzz(40)
+@given(data=st.one_of(st.binary(max_size=120), JSONISH.map(_json_bytes), HUGE_NUMBERS),
+       command=st.sampled_from(COMMANDS))
+def test_every_input_file_ends_in_an_envelope(tmp_path_factory: pytest.TempPathFactory, data: bytes,
+                                              command: list[str]) -> None:
+    from episteme_core.testing import invoke
+
+    ran("CLI input files")
+    folder = tmp_path_factory.mktemp("cli")
+    path = folder / "input"
+    path.write_bytes(data)
+    result = invoke("--json", "--home", str(folder / "home"), *command, str(path))
+    envelope = result.envelope
+    validate(envelope, "cli-envelope")
+    if result.exit_code != 0:
+        assert envelope["error"]["code"] in CLEAN
