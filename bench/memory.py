@@ -29,7 +29,7 @@ COMMANDS = ("extract", "chunk", "index")
 
 # class name -> (what it is, generator, content type)
 CLASSES: dict[str, tuple[str, Callable[[Path], Path], str]] = {
-    "html-tiny-paragraphs": ("8 MB HTML: a million <p>a</p>", hostile.html_tiny_paragraphs, "text/html"),
+    "html-tiny-paragraphs": ("8 MB HTML: a million `<p>a</p>`", hostile.html_tiny_paragraphs, "text/html"),
     "text-one-letter": ("6 MB text: two million one-letter paragraphs", hostile.text_one_letter_paragraphs,
                         "text/plain"),
     "markdown-headings": ("5 MB Markdown: a million one-letter headings", hostile.markdown_headings,

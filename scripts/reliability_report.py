@@ -137,7 +137,7 @@ def concurrency_section() -> list[str]:
     lines = ["### Concurrent scenarios", "", "| scenario | expected | held |", "|---|---|---|"]
     for what, expected, node in scenarios:
         held = [ok for name, ok in results.items() if name.startswith(node)]
-        lines.append(f"| {what} | {expected} | {'yes' if held and all(held) else 'NO'} ({len(held)} tests) |")
+        lines.append(f"| {what} | {expected} | {_held(held)} |")
     return lines
 
 
@@ -148,8 +148,13 @@ def hostile_section() -> list[str]:
     lines = ["### Hostile classes refused", "", "| input | outcome | held |", "|---|---|---|"]
     for what, outcome, tests in HOSTILE:
         held = [ok for name, ok in results.items() if any(name.startswith(t) for t in tests)]
-        lines.append(f"| {what} | {outcome} | {'yes' if held and all(held) else 'NO'} ({len(held)} tests) |")
+        lines.append(f"| {what} | {outcome} | {_held(held)} |")
     return lines
+
+
+def _held(results: list[bool]) -> str:
+    verdict = "yes" if results and all(results) else "NO"
+    return f"{verdict} ({len(results)} test{'' if len(results) == 1 else 's'})"
 
 
 def fuzz_section(long: bool) -> list[str]:
