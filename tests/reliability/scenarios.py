@@ -38,24 +38,18 @@ def _files(folder: Path, version: int) -> Path:
 
 
 def staged(upto: str) -> Prepare:
-    """A home whose files changed after a full build, brought up to ``upto`` of the stages
-    (``none``: only the files changed; ``snapshots``, ``documents``, ``chunks``)."""
+    """A home whose files changed after a full build, its stages then brought up to ``upto``
+    (``none``: only the files changed; ``snapshots``, ``documents`` or ``chunks``)."""
     def prepare(home: Path) -> None:
         files = home.parent / "files"
         run(home, "manual-ingest", "--map", str(_files(files, 1)))
         run(home, "ingest")  # extract, chunk, index: a previous commit that answers queries
         map_path = _files(files, 2)
-        order = ["snapshots", "documents", "chunks"]
-        for stage, command in zip(order, (["manual-ingest", "--map", str(map_path)], ["extract"], ["chunk"]),
-                                  strict=True):
-            if order.index(stage) <= order.index(upto) if upto in order else False:
-                run(home, *command)
+        steps = [["manual-ingest", "--map", str(map_path)], ["extract"], ["chunk"]]
+        for command in steps[: {"none": 0, "snapshots": 1, "documents": 2, "chunks": 3}[upto]]:
+            run(home, *command)
 
     return prepare
-
-
-def map_path_of(workdir: Path) -> str:
-    return str(workdir / "files" / "map.json")
 
 
 def books(home: Path) -> None:
