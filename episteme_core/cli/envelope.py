@@ -44,15 +44,25 @@ def _cleaned(value: Any) -> Any:
     return value
 
 
+# Characters JSON leaves raw inside strings that many readers treat as line breaks (Python's
+# splitlines, JavaScript): written escaped, the envelope stays one line for every reader.
+_LINE_BREAKS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
+
+
 def dumps(body: dict[str, Any]) -> str:
     """The envelope as one canonical JSON line; strings an encoder cannot write (a lone surrogate
-    from a file name that is not UTF-8) are escaped rather than failing the whole output."""
+    from a file name that is not UTF-8) are escaped rather than failing the whole output, and
+    Unicode line separators are escaped so that the line is one line to every reader."""
     from episteme_core.canonical import canonical_text
 
     try:
-        return canonical_text(body)
+        text = canonical_text(body)
     except EpistemeError:
-        return canonical_text(_cleaned(body))
+        text = canonical_text(_cleaned(body))
+    if any(mark in text for mark in _LINE_BREAKS):
+        for mark, escaped in _LINE_BREAKS.items():
+            text = text.replace(mark, escaped)
+    return text
 
 
 def success(command: str | None, data: dict[str, Any], warnings: list[dict[str, Any]]) -> dict[str, Any]:

@@ -129,3 +129,16 @@ def test_an_argument_that_is_not_utf8_gets_an_envelope(tmp_path: Path, home: Pat
     assert "m\\xe9.json" in envelope["error"]["message"]
     human = invoke("--home", str(home), "snapshot", "--manifest", missing)
     assert human.exit_code == 3 and "m\\xe9.json: no such file" in human.stderr
+
+
+def test_an_envelope_is_one_line_to_every_reader(tmp_path: Path, home: Path) -> None:
+    """Found by the long fuzz run: a key holding U+2028 (a line separator to Python's splitlines and
+    to JavaScript) split the one-line envelope in two for such readers."""
+    manifest = tmp_path / "m.json"
+    manifest.write_text(json.dumps([{"\u2028\u2029\x85": None}], ensure_ascii=False))
+    result = invoke("--json", "--home", str(home), "snapshot", "--manifest", str(manifest))
+    assert result.exit_code == 3
+    assert len(result.stderr.strip().splitlines()) == 1
+    envelope = result.envelope
+    validate(envelope, "cli-envelope")
+    assert "\u2028\u2029\x85" in envelope["error"]["message"]  # escaped on the wire, whole when parsed

@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -203,7 +204,9 @@ def _decode_message(raw: bytes, declared: str | None) -> tuple[str, str]:
     if declared:
         try:
             codecs.lookup(declared)
-            text = raw.decode(declared)
+            with warnings.catch_warnings():  # unicode_escape warns on odd escapes: not ours to show
+                warnings.simplefilter("ignore")
+                text = raw.decode(declared)
             text.encode("utf-8")  # no lone surrogate
             return text, declared.lower()
         except (LookupError, UnicodeError, ValueError, TypeError):
