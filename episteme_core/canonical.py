@@ -13,6 +13,8 @@ from typing import Any
 from episteme_core.errors import EpistemeError
 
 MAX_JSON_DEPTH = 256
+# Python refuses to convert longer digit strings (CVE-2020-10735); JSON input gets a clear refusal.
+MAX_INT_DIGITS = 4300
 
 
 def canonical_bytes(value: Any) -> bytes:
@@ -59,6 +61,20 @@ def _pairs_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
+def _bounded_int(text: str) -> int:
+    digits = len(text) - (text[:1] == "-")
+    if digits > MAX_INT_DIGITS:
+        raise _StrictError(f"an integer of {digits} digits (at most {MAX_INT_DIGITS})")
+    return int(text)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise _StrictError(f"the number {text[:40]} is too large for a double")
+    return value
+
+
 def _check_tree(value: Any, max_depth: int) -> None:
     """Walk iteratively: refuse depth past the bound and strings holding lone surrogates."""
     stack: list[tuple[Any, int]] = [(value, 1)]
@@ -88,7 +104,8 @@ def _check_string(text: str) -> None:
 def loads_strict(data: bytes | str, *, source: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """Parse JSON strictly or raise ``INVALID_INPUT`` naming ``source``.
 
-    Refused: invalid UTF-8, duplicate keys, NaN/Infinity, lone surrogates, nesting past ``max_depth``.
+    Refused: invalid UTF-8, duplicate keys, NaN/Infinity (and numbers too large for a double),
+    integers of more than 4,300 digits, lone surrogates, nesting past ``max_depth``.
     """
     try:
         text = data.decode("utf-8") if isinstance(data, bytes) else data
@@ -98,6 +115,8 @@ def loads_strict(data: bytes | str, *, source: str, max_depth: int = MAX_JSON_DE
             text,
             object_pairs_hook=_pairs_without_duplicates,
             parse_constant=_reject_constant,
+            parse_int=_bounded_int,
+            parse_float=_finite_float,
         )
         _check_tree(value, max_depth)
         return value

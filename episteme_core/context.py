@@ -68,8 +68,8 @@ class RunContext:
         --reshard``, ``run_ingest`` inside ``ingest --all``) just runs under the lock already held.
         """
         from episteme_core.store.atomic import deferred_sync
-        from episteme_core.store.home import STAGES
         from episteme_core.store.lock import holding
+        from episteme_core.store.sweep import sweep_home
 
         self.home.ensure_writable()
         with holding(self.home.lock_path, self.command, warn=self.warn) as outermost:
@@ -77,10 +77,7 @@ class RunContext:
                 yield self.home
                 return
             with deferred_sync():
-                for directory in [self.home.root, *(self.home.stage_dir(s) for s in STAGES)]:
-                    if directory.exists():
-                        for path in directory.glob(".*.tmp"):
-                            path.unlink(missing_ok=True)
+                sweep_home(self.home)
                 yield self.home
 
 

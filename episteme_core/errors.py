@@ -62,6 +62,29 @@ class EpistemeError(Exception):
         return body
 
 
+_cancel_signal: list[str] = []  # the signal that asked this process's run to stop, once one did
+
+
+def request_cancel(signal_name: str) -> None:
+    """Remember that ``signal_name`` asked the run to stop (the signal handler calls this)."""
+    if not _cancel_signal:
+        _cancel_signal.append(signal_name)
+
+
+def cancel_requested() -> str | None:
+    """The signal that asked the run to stop, or None.
+
+    A signal handler raises where the program happens to be; code that turns exceptions into
+    diagnostics (a damaged PDF page) could swallow it. Long loops check this between items.
+    """
+    return _cancel_signal[0] if _cancel_signal else None
+
+
+def clear_cancel() -> None:
+    """Forget a past request (a new run in the same process starts afresh)."""
+    _cancel_signal.clear()
+
+
 class Cancelled(EpistemeError):
     """Raised when SIGINT or SIGTERM arrives; exit 130 or 143."""
 
@@ -69,3 +92,4 @@ class Cancelled(EpistemeError):
         super().__init__(
             "CANCELLED", f"cancelled by {signal_name}", details={"signal": signal_name}
         )
+        request_cancel(signal_name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -33,23 +34,42 @@ def _read_bounded(stream: BinaryIO, max_bytes: int, source: str) -> bytes:
     return b"".join(chunks)
 
 
+def open_regular(path: str | os.PathLike[str], *, follow_symlinks: bool = True) -> int:
+    """A read descriptor of ``path``, which must be a regular file, checked on the opened descriptor.
+
+    The open itself never blocks (``O_NONBLOCK``: a FIFO or device swapped in after an earlier check
+    cannot hang the caller) and, unless ``follow_symlinks``, never follows a symlink
+    (``O_NOFOLLOW``). What was opened is then checked with ``fstat``, so no swap between a check and
+    the open can slip through; the returned descriptor reads in blocking mode again.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError as exc:
+        raise EpistemeError("INVALID_INPUT", f"{shown}: no such file", details={"path": shown}) from exc
+    except OSError as exc:
+        symlink = exc.errno == errno.ELOOP
+        reason = "a symbolic link (not followed)" if symlink else f"cannot read: {exc.strerror}"
+        raise EpistemeError("INVALID_INPUT", f"{shown}: {reason}", details={"path": shown}) from exc
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file (device, fifo or socket)"
+            raise EpistemeError("INVALID_INPUT", f"{shown}: {kind}", details={"path": shown})
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def read_input(path: str, max_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> bytes:
     """Read ``path`` (or stdin for ``-``) up to ``max_bytes``; past the bound is ``LIMIT_EXCEEDED``."""
     if path == "-":
         return _read_bounded(sys.stdin.buffer, max_bytes, "stdin")
-    try:
-        info = os.stat(path)
-    except FileNotFoundError as exc:
-        raise EpistemeError(
-            "INVALID_INPUT", f"{path}: no such file", details={"path": path}
-        ) from exc
-    except OSError as exc:
-        raise EpistemeError(
-            "INVALID_INPUT", f"{path}: cannot read: {exc.strerror}", details={"path": path}
-        ) from exc
-    if not stat.S_ISREG(info.st_mode):
-        raise EpistemeError(
-            "INVALID_INPUT", f"{path}: not a regular file", details={"path": path}
-        )
-    with open(path, "rb") as handle:
-        return _read_bounded(handle, max_bytes, path)
+    with open(open_regular(path), "rb") as handle:
+        return _read_bounded(handle, max_bytes, os.fsencode(path).decode("utf-8", "backslashreplace"))

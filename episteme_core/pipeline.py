@@ -35,6 +35,7 @@ class PipelineOptions:
     fail_fast: bool = False
     map: str | None = None
     root: Path | None = None
+    confine_absolute: bool = False  # absolute localPath values must lie under root (``--root`` given)
     max_bytes: int | None = None  # per local file of a map
     max_chars: int = DEFAULT_MAX_CHARS
     overlap_chars: int = DEFAULT_OVERLAP_CHARS
@@ -59,7 +60,7 @@ def _capture(ctx: RunContext, options: PipelineOptions) -> Any:
     assert options.map is not None and options.root is not None and options.max_bytes is not None
     mapped = read_map(options.map, max_input_bytes=options.max_input_bytes, max_sources=options.max_sources)
     return manual_ingest(ctx.home, mapped, options.root, max_bytes=options.max_bytes, progress=update,
-                         warn=ctx.warn, command=ctx.command)
+                         warn=ctx.warn, command=ctx.command, confine_absolute=options.confine_absolute)
 
 
 def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import stat
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,8 +26,9 @@ from episteme_core.canonical import canonical_bytes, loads_strict
 from episteme_core.convert import structure, unstructure
 from episteme_core.errors import EpistemeError
 from episteme_core.records import LogEntry, SnapshotIdentity, SnapshotRecord, StageEntry, StageIndex
-from episteme_core.store.atomic import crashpoint, sync_after_rename, sync_file, temp_path_for
+from episteme_core.store.atomic import sync_after_rename, sync_file, temp_path_for
 from episteme_core.store.blobs import BlobStore
+from episteme_core.store.faults import fault
 from episteme_core.store.home import Home
 from episteme_core.store.log import Log, append_line
 from episteme_core.store.stage import Stage
@@ -79,9 +79,11 @@ def make_identity(
 
 def file_digest(path: Path | str, max_bytes: int | None = None) -> tuple[str, int]:
     """Stream ``path`` once: its sha256 and length (``LIMIT_EXCEEDED`` past ``max_bytes``)."""
+    from episteme_core.inputs import open_regular
+
     digest = hashlib.sha256()
     total = 0
-    with open(path, "rb") as handle:
+    with open(open_regular(path, follow_symlinks=False), "rb") as handle:
         while chunk := handle.read(_CHUNK):
             total += len(chunk)
             if max_bytes is not None and total > max_bytes:
@@ -304,17 +306,9 @@ class SnapshotWriter:
         digest = hashlib.sha256()
         total = 0
         try:
-            try:
-                fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-            except OSError as exc:
-                raise EpistemeError(
-                    "INVALID_INPUT", f"{path}: cannot open: {exc.strerror} (symlinks are not followed)",
-                    details={"path": str(path)},
-                ) from exc
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                os.close(fd)
-                raise EpistemeError("INVALID_INPUT", f"{path}: not a regular file",
-                                    details={"path": str(path)})
+            from episteme_core.inputs import open_regular
+
+            fd = open_regular(path, follow_symlinks=False)  # never blocks on a FIFO swapped in
             with open(fd, "rb") as source, open(temp, "xb") as out:
                 while chunk := source.read(_CHUNK):
                     total += len(chunk)
@@ -327,6 +321,7 @@ class SnapshotWriter:
                     digest.update(chunk)
                     out.write(chunk)
                 out.flush()
+                fault("temp-written")
                 sync_file(out.fileno())
             sha = digest.hexdigest()
             target = self.blobs.path_for(sha)
@@ -334,7 +329,9 @@ class SnapshotWriter:
                 self._check_blob(sha, total)
                 return sha, total
             target.parent.mkdir(parents=True, exist_ok=True)
+            fault("before-blob-write")
             os.replace(temp, target)
+            fault("after-blob-write")
             self._created.append(target)
             self._verified.add(sha)
             sync_after_rename(target.parent)
@@ -496,7 +493,6 @@ class SnapshotWriter:
         meta["sources"] = {source: self._states[source].to_meta() for source in sorted(self._states)}
         if self._pending_log:  # one write and one fsync for the run's lines, each line whole
             append_line(self.log.path, b"".join(canonical_bytes(unstructure(e)) for e in self._pending_log))
-            crashpoint()
         self._pending_log.clear()
         self.committed = self.stage.commit(entries, meta)
         return self.committed

@@ -18,6 +18,15 @@ from typing import Any
 
 import attrs
 
+# The crash matrix harness (kill a writing command at each write step, then check the home).
+from episteme_core.crashmatrix import (  # noqa: F401  (re-exported for plugin test suites)
+    CrashCase,
+    CrashReport,
+    CrashScenario,
+    home_state,
+    run_crash_matrix,
+)
+
 
 @attrs.frozen
 class CliResult:

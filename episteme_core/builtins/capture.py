@@ -52,7 +52,11 @@ def _progress(ctx: Context) -> Any:
 def add_fetch_options(parser: argparse.ArgumentParser) -> None:
     """The network bounds of a snapshot run (shared by ``snapshot`` and ``pipeline``)."""
     add_int_option(parser, "--timeout", default=60_000, low=1, high=600_000,
-                   help="total milliseconds per source: every attempt, backoff and body byte")
+                   help="total milliseconds per source: every attempt, backoff and body byte "
+                        "(past it: LIMIT_EXCEEDED)")
+    add_int_option(parser, "--read-timeout", default=30_000, low=1, high=600_000,
+                   help="milliseconds one connect or read may wait for a byte (past it: a retryable "
+                        "SOURCE_UNAVAILABLE)")
     add_int_option(parser, "--retries", default=2, low=0, high=8,
                    help="extra attempts after 408, 425, 429, 500, 502, 503, 504 or a transport error")
     add_int_option(parser, "--retry-backoff-ms", default=250, low=0, high=5000,
@@ -74,7 +78,8 @@ def fetch_settings(args: argparse.Namespace) -> Any:
     from episteme_core.capture.netguard import NetPolicy
 
     return FetchSettings(
-        timeout_s=args.timeout / 1000.0, max_bytes=args.max_bytes, retries=args.retries,
+        timeout_s=args.timeout / 1000.0, read_timeout_s=args.read_timeout / 1000.0,
+        max_bytes=args.max_bytes, retries=args.retries,
         policy=NetPolicy(allow_localhost=args.allow_localhost,
                          allow_private_networks=args.allow_private_networks),
         backoff_base_ms=float(args.retry_backoff_ms), retry_after_cap_s=args.retry_after_cap_ms / 1000.0,
@@ -124,8 +129,9 @@ def _configure_manual(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--map", required=True, metavar="FILE",
                         help="JSON array of {sourceUrl, localPath, contentType?}; '-' reads stdin")
     parser.add_argument("--root", metavar="DIR", default=None,
-                        help="folder that localPath values are relative to (default: the map's "
-                             "folder; the current folder for stdin)")
+                        help="folder that relative localPath values are read from (default: the "
+                             "map's folder; the current folder for stdin); when given, absolute "
+                             "localPath values must lie inside it too")
     add_max_bytes(parser, "most bytes per local file")
     add_input_bounds(parser)
     _add_snapshots_option(parser)
@@ -140,7 +146,8 @@ def _run_manual(args: argparse.Namespace, ctx: Context) -> Outcome:
     root = manual_root(args.map, args.root)
     with ctx.writing():
         report = manual_ingest(ctx.home, entries, root, max_bytes=args.max_bytes,
-                               progress=_progress(ctx), warn=ctx.warn, command=ctx.command)
+                               progress=_progress(ctx), warn=ctx.warn, command=ctx.command,
+                               confine_absolute=args.root is not None)
     return Outcome(data=report.data(), text=report.text("Ingested"))
 
 

@@ -115,8 +115,9 @@ def _configure_pipeline(parser: argparse.ArgumentParser) -> None:
                       help="manual-ingest these local files: JSON array of "
                            "{sourceUrl, localPath, contentType?}")
     parser.add_argument("--root", metavar="DIR",
-                        help="folder that a map's localPath values are relative to "
-                             "(default: the map's folder; the current folder for stdin)")
+                        help="folder that relative localPath values are read from (default: the "
+                             "map's folder; the current folder for stdin); when given, absolute "
+                             "localPath values must lie inside it too")
     add_max_bytes(parser, "most bytes per response (on the wire and decoded) or local file")
     add_fetch_options(parser)
     add_input_bounds(parser)
@@ -134,7 +135,8 @@ def _run_pipeline(args: argparse.Namespace, ctx: Context) -> Outcome:
                                   fail_fast=args.fail_fast, **common)
     else:
         options = PipelineOptions(map=args.map, root=manual_root(args.map, args.root),
-                                  max_bytes=args.max_bytes, **common)
+                                  confine_absolute=args.root is not None, max_bytes=args.max_bytes,
+                                  **common)
     data = run_pipeline(ctx, options)
     return Outcome(data=data, text=render(data))
 

@@ -42,6 +42,7 @@ class FetchSettings:
     """The bounds of one snapshot run; every number has a CLI option (see ``docs/capture.md``)."""
 
     timeout_s: float = 60.0
+    read_timeout_s: float = 30.0
     max_bytes: int = 25 * MIB
     retries: int = 2
     max_redirects: int = 10
@@ -196,9 +197,18 @@ def _client(settings: FetchSettings, deadline: Deadline) -> httpx.Client:
         transport=GuardedTransport(),
         follow_redirects=False,
         trust_env=False,  # an environment proxy would bypass the address guard
-        timeout=httpx.Timeout(settings.timeout_s),
+        # each connect, read and write waits at most this long (and never past the deadline)
+        timeout=httpx.Timeout(min(settings.read_timeout_s, settings.timeout_s)),
         headers={"User-Agent": USER_AGENT, "Accept": ACCEPT, "Accept-Encoding": "gzip, deflate"},
     )
+
+
+class _DeadlineCut(Exception):
+    """The source's deadline passed during an attempt (``error`` is the ``LIMIT_EXCEEDED``)."""
+
+    def __init__(self, error: EpistemeError) -> None:
+        super().__init__(error.message)
+        self.error = error
 
 
 class _Retry(Exception):
@@ -269,6 +279,11 @@ class _Decoder:
     def flush(self) -> bytes:
         return self._obj.flush() if self._obj is not None else b""
 
+    @property
+    def complete(self) -> bool:
+        """False when a gzip or deflate stream stopped before its end (the body was cut short)."""
+        return self._obj is None or bool(self._obj.eof)
+
 
 def parse_content_type(value: str | None) -> tuple[str | None, str | None]:
     """``(media type, charset)`` from a Content-Type header, both lower-cased."""
@@ -317,10 +332,18 @@ class Fetcher:
         settings = self.settings
         self.deadline.at = time.monotonic() + settings.timeout_s
         attempt = 0
+        last: _Retry | None = None
         while True:
             try:
                 return self._attempt(url, etag, last_modified, attempt + 1)
+            except _DeadlineCut as cut:
+                # The deadline ended a retry of a failure worth retrying (a read timeout, a 503):
+                # report that failure, retryable, rather than the time bound.
+                if last is not None:
+                    raise last.error from None
+                raise cut.error from None
             except _Retry as retry:
+                last = retry
                 if attempt >= settings.retries:
                     raise retry.error from None
                 if retry.retry_after_s is not None:
@@ -377,14 +400,20 @@ class Fetcher:
                 hint="only public addresses are fetched unless --allow-localhost / --allow-private-networks",
             ) from None
         except DeadlineExceeded:
-            raise _time_limit(url, limit_ms) from None
+            raise _DeadlineCut(_time_limit(url, limit_ms)) from None
         except httpx.TimeoutException as exc:
             if self.deadline.remaining() <= 0.001:
-                raise _time_limit(url, limit_ms) from exc
+                raise _DeadlineCut(_time_limit(url, limit_ms)) from exc
             name = type(exc).__name__
-            raise _Retry(_unavailable(url, f"timed out ({name})", transport=name)) from exc
-        except httpx.UnsupportedProtocol as exc:
-            raise EpistemeError("INVALID_INPUT", f"{url}: {exc}", details={"url": url}) from exc
+            read_ms = int(self.settings.read_timeout_s * 1000)
+            raise _Retry(_unavailable(
+                url, f"timed out: no response within --read-timeout {read_ms} ms ({name})",
+                transport=name, kind="read-timeout", readTimeoutMs=read_ms,
+            )) from exc
+        except (httpx.UnsupportedProtocol, httpx.InvalidURL, UnicodeError) as exc:
+            raise EpistemeError(
+                "INVALID_INPUT", f"{url}: cannot be requested: {exc}", details={"url": url, "at": current},
+            ) from exc
         except httpx.TransportError as exc:
             reason = str(exc) or type(exc).__name__
             name = type(exc).__name__
@@ -438,6 +467,13 @@ class Fetcher:
                 "PROCESSING_FAILED", f"{url}: cannot decode the {decoder.encoding} body: {exc}",
                 details={"url": url, "contentEncoding": decoder.encoding},
             ) from exc
+        if not decoder.complete:
+            # The connection closed inside the compressed stream: never store a cut body as whole.
+            raise _Retry(_unavailable(
+                url, f"the {decoder.encoding} body ended before its end ({wire} bytes received; "
+                     "cut short in transit)",
+                kind="truncated", contentEncoding=decoder.encoding, bytes=wire,
+            ))
         decoded += len(tail)
         if decoded > limit:
             raise _too_large(url, "decoded", limit, decoded)

@@ -139,7 +139,8 @@ def parse_manifest(data: bytes, *, source: str = "manifest", max_sources: int = 
 
 
 def parse_map(data: bytes, *, source: str = "map", max_sources: int = 1000) -> list[MapEntry]:
-    """A strict manual-ingest map. ``localPath`` is relative (no ``..``); files are checked later."""
+    """A strict manual-ingest map. ``localPath`` is relative to the root or absolute, never holds a
+    ``..`` segment or starts with ``~``; files (and, with ``--root``, confinement) are checked later."""
     entries: list[MapEntry] = []
     seen: dict[str, int] = {}
     for index, item in enumerate(_load_array(data, source, max_sources)):
@@ -150,10 +151,9 @@ def parse_map(data: bytes, *, source: str = "map", max_sources: int = 1000) -> l
         if "\x00" in local:
             raise _fail(source, index, "localPath", "contains a NUL character")
         posix = PurePosixPath(local.replace("\\", "/"))
-        if posix.is_absolute() or ".." in posix.parts or local.startswith("~"):
+        if ".." in posix.parts or local.startswith("~"):
             raise _fail(source, index, "localPath",
-                        f"{local!r} must be a relative path inside the map's root (no '..', not absolute)",
-                        path=local)
+                        f"{local!r} must not hold a '..' segment or start with '~'", path=local)
         content_type = _string(source, index, item, "contentType", False)
         if content_type is not None and not CONTENT_TYPE_PATTERN.match(content_type.strip()):
             raise _fail(source, index, "contentType", f"{content_type!r} is not a media type")

@@ -15,6 +15,7 @@ from episteme_core.capture.http import parse_content_type
 from episteme_core.capture.manifest import MapEntry
 from episteme_core.capture.run import ProgressFn, RunReport, SourceResult, WarnFn, charset_warnings, finish
 from episteme_core.errors import EpistemeError
+from episteme_core.inputs import open_regular
 from episteme_core.records import SnapshotIdentity
 from episteme_core.snapshots import SnapshotWriter, file_digest
 from episteme_core.store.home import Home
@@ -38,9 +39,17 @@ def content_type_for(entry: MapEntry) -> tuple[str, str | None]:
     return CONTENT_TYPES.get(PurePosixPath(entry.local_path).suffix.lower(), DEFAULT_CONTENT_TYPE), None
 
 
-def check_file(root: Path, entry: MapEntry, max_bytes: int, what: str = "map") -> tuple[Path, int]:
-    """The file of ``entry``: a regular file inside ``root`` within ``max_bytes``, or a named error."""
-    path = root / entry.local_path
+def check_file(
+    root: Path, entry: MapEntry, max_bytes: int, what: str = "map", *, confine_absolute: bool = True
+) -> tuple[Path, int]:
+    """The file of ``entry``: a regular file within ``max_bytes``, or a named error.
+
+    A relative ``localPath`` must stay inside ``root``. An absolute one is taken as written (the map
+    is the user's own, like a file argument) unless ``confine_absolute`` (``--root`` was given):
+    then it must lie inside ``root`` as well. Symlinks and anything but a regular file are refused.
+    """
+    absolute = PurePosixPath(entry.local_path).is_absolute()
+    path = Path(entry.local_path) if absolute else root / entry.local_path
     where = f"{what}[{entry.index}].localPath"
     details = {"entry": entry.index, "field": "localPath", "path": str(path)}
     try:
@@ -59,10 +68,11 @@ def check_file(root: Path, entry: MapEntry, max_bytes: int, what: str = "map") -
             details=details,
         )
     real_root = root.resolve()
-    if not path.resolve().is_relative_to(real_root):
+    if (not absolute or confine_absolute) and not path.resolve().is_relative_to(real_root):
+        how = "is outside --root" if absolute else "leaves the root through a symlinked folder"
         raise EpistemeError(
-            "INVALID_INPUT", f"{where}: {path} leaves the root {real_root} through a symlinked folder",
-            details=details,
+            "INVALID_INPUT", f"{where}: {path} {how} {real_root}",
+            details={**details, "root": str(real_root)},
         )
     if info.st_size > max_bytes:
         raise EpistemeError(
@@ -82,10 +92,15 @@ def manual_ingest(
     progress: ProgressFn | None = None,
     warn: WarnFn | None = None,
     command: str = "manual-ingest",
+    confine_absolute: bool = True,
 ) -> RunReport:
-    """Ingest every map entry (call inside ``with ctx.writing():``); a bad entry fails the whole run."""
+    """Ingest every map entry (call inside ``with ctx.writing():``); a bad entry fails the whole run.
+
+    ``confine_absolute=False`` (``manual-ingest`` without ``--root``) accepts absolute paths anywhere.
+    """
     report = progress or (lambda *a: None)
-    checked = [(entry, *check_file(root, entry, max_bytes)) for entry in entries]
+    checked = [(entry, *check_file(root, entry, max_bytes, confine_absolute=confine_absolute))
+               for entry in entries]
     total = len(checked)
     results: list[SourceResult] = []
     with SnapshotWriter(home, command) as writer:
@@ -110,7 +125,7 @@ def manual_ingest(
             )
             warnings: list[dict[str, str]] = []
             if charset:
-                with open(path, "rb") as handle:
+                with open(open_regular(path, follow_symlinks=False), "rb") as handle:
                     sample = handle.read(_TEXT_SAMPLE)
                 warnings = charset_warnings(media, charset, sample, final=len(sample) < _TEXT_SAMPLE)
             for item in warnings:

@@ -92,15 +92,16 @@ def charset_warnings(
     """
     if not charset:
         return []
-    try:
-        codec = codecs.lookup(charset)
-    except LookupError:
+    from episteme_core.extract.text import text_codec
+
+    name = text_codec(charset)
+    if name is None:
         return [{"code": "CHARSET_UNKNOWN",
                  "message": f"declared charset {charset!r} is unknown; text will be decoded as UTF-8"}]
     textual = content_type is not None and any(t in content_type for t in TEXTUAL)
     if textual:
         try:
-            codecs.getincrementaldecoder(codec.name)().decode(data, final=final)
+            codecs.getincrementaldecoder(name)().decode(data, final=final)
         except UnicodeDecodeError as exc:
             return [{"code": "CHARSET_MISMATCH",
                      "message": f"bytes are not valid {charset} (at byte {exc.start}); "

@@ -103,9 +103,15 @@ def import_warc(
                             details={"path": str(path)}) from exc
     with handle, SnapshotWriter(home, command) as writer:
         _check_gzip(handle, path)
+        _check_magic(handle, path)
         try:
             for record in ArchiveIterator(handle, check_digests=False):
                 records += 1
+                if not record.rec_type:
+                    raise EpistemeError(
+                        "INVALID_INPUT", f"{path}: record {records - 1} has no WARC-Type (not a WARC record)",
+                        details={"path": str(path), "record": records - 1},
+                    )
                 result = _import_record(writer, record, records - 1, max_bytes, skipped)
                 _check_complete(record, records - 1, path)
                 if result is None:
@@ -123,7 +129,7 @@ def import_warc(
                 "INVALID_INPUT", f"{path}: not a readable WARC file: {exc}",
                 details={"path": str(path), "record": records},
             ) from exc
-        if records == 0 and path.stat().st_size > 0:
+        if records == 0:
             raise EpistemeError("INVALID_INPUT", f"{path}: holds no WARC record",
                                 details={"path": str(path)})
         run = finish(writer, command, results)
@@ -163,6 +169,26 @@ def _check_gzip(handle: IO[bytes], path: Path) -> None:
         raise EpistemeError("INVALID_INPUT", f"{path}: truncated (the last gzip member is incomplete)",
                             details={"path": str(path)})
     handle.seek(0)
+
+
+def _check_magic(handle: IO[bytes], path: Path) -> None:
+    """A WARC file (gzipped or not) starts with a ``WARC/`` version line; anything else is refused.
+
+    warcio reads blank lines and some text as records of no type, so a text file would "import"
+    nothing and succeed; the first bytes are checked instead.
+    """
+    head = handle.read(1 << 16)
+    handle.seek(0)
+    if head[:2] == b"\x1f\x8b":
+        try:
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 1 << 12)
+        except zlib.error:
+            head = b""
+    start = head.lstrip(b"\r\n")
+    if not start.startswith(b"WARC/"):
+        what = "empty" if not head else "not a WARC file (it does not start with a WARC/1.x record)"
+        raise EpistemeError("INVALID_INPUT", f"{path}: {what}", details={"path": str(path)},
+                            hint="ingest warc reads .warc and .warc.gz files")
 
 
 def _check_complete(record: Any, number: int, path: Path) -> None:

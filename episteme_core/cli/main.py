@@ -100,6 +100,9 @@ class _Signals:
 
     def install(self) -> None:
         signal.signal(signal.SIGTERM, self._handle)
+        # SIGINT raises KeyboardInterrupt (exit 130) even when the process inherited it ignored,
+        # as a job started with '&' from a script does: a writer must never ignore a cancellation.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         name = signal.Signals(signum).name
@@ -191,11 +194,10 @@ def _emit_success(
     as_json: bool, command: str | None, data: dict[str, Any], text: str,
     warnings: list[dict[str, Any]],
 ) -> int:
-    from episteme_core.canonical import canonical_text
     from episteme_core.cli import envelope
 
     if as_json:
-        sys.stdout.write(canonical_text(envelope.success(command, data, warnings)) + "\n")
+        sys.stdout.write(envelope.dumps(envelope.success(command, data, warnings)) + "\n")
     else:
         for warning in warnings:
             sys.stderr.write(f"warning: {envelope.terminal_safe(warning['message'])}\n")
@@ -209,7 +211,6 @@ def _emit_failure(
     as_json: bool, debug: bool, command: str | None, error: EpistemeError,
     warnings: list[dict[str, Any]], progress: Any,
 ) -> int:
-    from episteme_core.canonical import canonical_text
     from episteme_core.cli import envelope
 
     if progress is not None:
@@ -220,7 +221,7 @@ def _emit_failure(
             pass
     if as_json:
         body = envelope.failure(command, error, warnings, debug=debug)
-        sys.stderr.write(canonical_text(body) + "\n")
+        sys.stderr.write(envelope.dumps(body) + "\n")
     else:
         for warning in warnings:
             sys.stderr.write(f"warning: {envelope.terminal_safe(warning['message'])}\n")

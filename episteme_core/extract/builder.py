@@ -2,6 +2,15 @@
 
 Every extractor (and the record extractor of personal sources) builds through this class so that
 ids, section paths, fragment narrowing, provenance and the content-derived id follow one rule.
+
+The builder also bounds the document, whatever the input, so that extraction, chunking and indexing
+stay within memory: at most ``MAX_BLOCKS`` blocks, ``MAX_BLOCK_CHARS`` characters in one block (a
+longer block keeps its first characters), ``MAX_DOCUMENT_CHARS`` characters in all (block text
+plus the section headings each block repeats), ``MAX_SECTIONS`` sections and ``MAX_SECTION_DEPTH``
+levels of them. Past a bound the document is ``partial`` with a diagnostic (``BLOCK_LIMIT``,
+``BLOCK_TRUNCATED``, ``DOCUMENT_LIMIT``, ``SECTION_LIMIT``, ``SECTION_DEPTH_LIMIT``); past the block
+and character bounds later blocks are dropped and ``full`` tells an extractor it may stop reading,
+past the section bounds later headings stay blocks of the sections already open.
 """
 
 from __future__ import annotations
@@ -23,6 +32,13 @@ from episteme_core.document import (
 )
 from episteme_core.extract.api import ExtractRequest, rules_of
 
+MAX_BLOCKS = 100_000
+MAX_SECTIONS = 10_000  # later headings stay blocks of the last section (each section is a chunk or more)
+MAX_BLOCK_CHARS = 1_000_000
+MAX_DOCUMENT_CHARS = 32_000_000
+MAX_SECTION_DEPTH = 64
+MAX_HEADING_CHARS = 1_000  # a section's heading as repeated in each block's path (the block keeps all)
+
 
 @attrs.define
 class _SectionDraft:
@@ -34,6 +50,7 @@ class _SectionDraft:
     anchor: str | None
     normativity: str
     blocks: list[Block] = attrs.field(factory=list)
+    path_chars: int = 0  # characters each of its blocks repeats (its path and heading)
 
 
 class DocumentBuilder:
@@ -47,8 +64,21 @@ class DocumentBuilder:
         extractor_version: str,
         document_type: str | None = None,
         limits: tuple[str, ...] = (),
+        max_blocks: int = MAX_BLOCKS,
+        max_block_chars: int = MAX_BLOCK_CHARS,
+        max_document_chars: int = MAX_DOCUMENT_CHARS,
+        max_section_depth: int = MAX_SECTION_DEPTH,
+        max_sections: int = MAX_SECTIONS,
     ) -> None:
         self.request = request
+        self.max_sections = max_sections
+        self.max_blocks = max_blocks
+        self.max_block_chars = max_block_chars
+        self.max_document_chars = max_document_chars
+        self.max_section_depth = max_section_depth
+        self.blocks = 0  # blocks added so far
+        self.chars = 0  # characters they hold, paths included
+        self.full = False  # a bound was reached: later blocks are dropped
         self.extractor = extractor
         self.extractor_version = extractor_version
         self.family = request.family
@@ -86,17 +116,33 @@ class DocumentBuilder:
         number: str | None = None,
         normativity: str | None = None,
     ) -> str:
-        """Start a section at ``level``; it nests under the open sections of lower level."""
+        """Start a section at ``level``; it nests under the open sections of lower level.
+
+        Once the document is ``full`` nothing more is opened (the current section's id is returned).
+        """
+        if self.full:
+            return self.current_section or ""
+        if len(self._sections) >= self.max_sections and self._stack:
+            self._once("SECTION_LIMIT", f"more than {self.max_sections} sections: later headings stay "
+                       "in the last section")
+            return self._stack[-1].id
         while self._stack and self._stack[-1].level >= level:
             self._stack.pop()
+        if len(self._stack) >= self.max_section_depth:
+            self._once("SECTION_DEPTH_LIMIT", f"sections nested deeper than {self.max_section_depth} "
+                       "levels were attached at that depth")
+            while len(self._stack) >= self.max_section_depth:
+                self._stack.pop()
         parent = self._stack[-1] if self._stack else None
         if normativity is None:
             normativity = parent.normativity if parent and parent.normativity != "normative" else (
                 self._default_normativity()
             )
         section_id = self._unique(anchor, f"s-{len(self._sections) + 1}")
-        path = [*(parent.path if parent else []), heading]
-        draft = _SectionDraft(section_id, heading, level, path, number, anchor, normativity)
+        label = heading if len(heading) <= MAX_HEADING_CHARS else heading[:MAX_HEADING_CHARS] + "\u2026"
+        path = [*(parent.path if parent else []), label]
+        draft = _SectionDraft(section_id, label, level, path, number, anchor, normativity,
+                              path_chars=sum(map(len, path)) + len(label))
         self._sections.append(draft)
         self._stack.append(draft)
         return section_id
@@ -148,12 +194,31 @@ class DocumentBuilder:
         attributes: dict[str, Any] | None = None,
         anchor_is_id: bool = True,
     ) -> Block | None:
-        """Add a block to the current section (a default one when none is open); empty text is skipped."""
-        if not text.strip() and not rows:
+        """Add a block to the current section (a default one when none is open); empty text is skipped.
+
+        Past a bound of the document (see the module) the block is dropped and None is returned.
+        """
+        if self.full or (not text.strip() and not rows):
             return None
+        if self.blocks >= self.max_blocks:
+            self._stop("BLOCK_LIMIT", f"more than {self.max_blocks} blocks: the rest of the source "
+                       "was not read")
+            return None
+        if len(text) > self.max_block_chars:
+            self._once("BLOCK_TRUNCATED", f"blocks longer than {self.max_block_chars} characters keep "
+                       "only their first characters (attribute truncatedFrom)")
+            attributes = {**(attributes or {}), "truncatedFrom": len(text)}
+            text, span, rows = text[: self.max_block_chars], None, None
         if not self._stack:
             self.open_section(self.title or "Document", 1)
         section = self._stack[-1]
+        cost = len(text) * (2 if rows else 1) + section.path_chars  # a table's cells repeat its text
+        if self.chars + cost > self.max_document_chars:
+            self._stop("DOCUMENT_LIMIT", f"more than {self.max_document_chars} characters: the rest of "
+                       "the source was not read")
+            return None
+        self.blocks += 1
+        self.chars += cost
         if normativity is None:
             normativity = section.normativity
         block_id = self._unique(anchor if anchor_is_id else None, f"{section.id}/{len(section.blocks) + 1}")
@@ -177,6 +242,16 @@ class DocumentBuilder:
         )
         section.blocks.append(block)
         return block
+
+    # bounds -----------------------------------------------------------------------
+
+    def _once(self, code: str, message: str) -> None:
+        if all(d.code != code for d in self.diagnostics):
+            self.diagnose(code, "error", message)
+
+    def _stop(self, code: str, message: str) -> None:
+        self.full = True
+        self._once(code, message)
 
     # diagnostics ----------------------------------------------------------------
 

@@ -57,6 +57,9 @@ DEFAULT_RULES: dict[str, Any] = {
 DEFAULT_MAX_BYTES = 32 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 400
 DEFAULT_TIME_LIMIT_S = 120.0
+# html5lib holds the whole tree (about 800 bytes an element with the source map): past this many
+# elements the rest of the page is not parsed and the document is partial (ELEMENT_LIMIT).
+DEFAULT_MAX_ELEMENTS = 250_000
 
 
 class _Stop(Exception):
@@ -68,18 +71,25 @@ class _Stop(Exception):
         self.message = message
 
 
-def _bounded_tree_builder(max_depth: int, deadline: float) -> Any:
-    """html5lib's etree builder, refusing nesting past ``max_depth`` and work past ``deadline``."""
+def _bounded_tree_builder(max_depth: int, deadline: float, max_elements: int = DEFAULT_MAX_ELEMENTS) -> Any:
+    """html5lib's etree builder, refusing nesting past ``max_depth``, work past ``deadline`` and
+    elements past ``max_elements`` (that one stops the parse but keeps the tree built so far)."""
     import html5lib
 
     base: Any = html5lib.getTreeBuilder("etree")
 
     class Bounded(base):  # type: ignore[misc, valid-type]
+        elements = 0
+
         def _check(self) -> None:
             if len(self.openElements) >= max_depth:
                 raise _Stop("NESTING_TOO_DEEP", f"elements nested deeper than {max_depth}")
             if time.monotonic() > deadline:
                 raise _Stop("TIME_LIMIT", "the time bound was reached while parsing")
+            self.elements += 1
+            if self.elements > max_elements:
+                raise _Stop("ELEMENT_LIMIT", f"more than {max_elements} elements: the rest of the "
+                            "page was not parsed")
 
         def insertElementNormal(self, token: Any) -> Any:  # noqa: N802 (html5lib's name)
             self._check()
@@ -96,9 +106,20 @@ def parse_html(content: bytes, charset: str | None, max_depth: int, deadline: fl
                source_map: Any = None) -> Any:
     """The document element (xml.etree) of ``content``; raises ``_Stop`` at a bound. With a
     ``SourceMap`` the text offsets are recorded too (``parse_html.encoding`` is then set)."""
+    document, stopped = parse_html_bounded(content, charset, max_depth, deadline, source_map)
+    if stopped is not None:
+        raise stopped
+    return document
+
+
+def parse_html_bounded(content: bytes, charset: str | None, max_depth: int, deadline: float,
+                       source_map: Any = None, max_elements: int = DEFAULT_MAX_ELEMENTS,
+                       ) -> tuple[Any, _Stop | None]:
+    """``parse_html``, except that past ``max_elements`` the tree parsed so far is returned with
+    the ``_Stop`` that ended it (every other bound still raises)."""
     import html5lib
 
-    tree = _bounded_tree_builder(max_depth, deadline)
+    tree = _bounded_tree_builder(max_depth, deadline, max_elements)
     if source_map is not None:
         from episteme_core.extract.html_offsets import instrumented_parser
 
@@ -109,10 +130,16 @@ def parse_html(content: bytes, charset: str | None, max_depth: int, deadline: fl
     kwargs: dict[str, Any] = {}
     if charset:
         kwargs["transport_encoding"] = charset
-    document = parser.parse(content, **kwargs)
+    stopped: _Stop | None = None
+    try:
+        document = parser.parse(content, **kwargs)
+    except _Stop as stop:
+        if stop.code != "ELEMENT_LIMIT":
+            raise
+        stopped, document = stop, parser.tree.getDocument()
     if source_map is not None:
         source_map.encoding = parser.documentEncoding
-    return document
+    return document, stopped
 
 
 @attrs.frozen
@@ -165,9 +192,27 @@ def _classes(el: Any) -> set[str]:
     return set((el.get("class") or "").split())
 
 
+_SLICE = 1 << 20
+
+
 def collapse(text: str) -> str:
-    """Whitespace as a browser renders it: runs of space, tab and newline become one space."""
-    return _WS.sub(" ", text).strip()
+    """Whitespace as a browser renders it: runs of space, tab and newline become one space.
+
+    A long text is collapsed a slice at a time: one substitution over millions of words would hold
+    all of them at once (about 100 bytes a word).
+    """
+    if len(text) <= _SLICE:
+        return _WS.sub(" ", text).strip()
+    pieces: list[str] = []
+    after_space = True  # a run at the very start is dropped, as strip() would
+    for at in range(0, len(text), _SLICE):
+        piece = _WS.sub(" ", text[at:at + _SLICE])
+        if after_space and piece.startswith(" "):
+            piece = piece[1:]  # the rest of a run the previous slice already wrote as one space
+        if piece:
+            pieces.append(piece)
+            after_space = piece.endswith(" ")
+    return "".join(pieces).strip()
 
 
 def in_order(text: str, source: str, start: int, end: int) -> bool:
@@ -332,8 +377,8 @@ class HtmlWalker:
         past its last's, kept only when those characters are there and every other character of
         the text follows in order between them (verbatim when ``decoded[start:end] == text``)."""
         decoded = self.decoded
-        if keys is None or decoded is None or not text:
-            return None
+        if keys is None or decoded is None or not text or len(text) > self.b.max_block_chars:
+            return None  # a block the builder will cut keeps no span anyway
         start = end = None
         lead = "\n" if pre else None
         for part, key in zip(parts, keys, strict=True):
@@ -348,8 +393,8 @@ class HtmlWalker:
                 if key is not None:
                     end = self.source_map.offset_of(*key, len(kept) - 1)
                 break
-        if start is None or end is None or end < start:
-            return None
+        if start is None or end is None or end < start or end >= len(decoded):
+            return None  # offsets past the decoded text: html5lib read the bytes differently
         if decoded[start:end + 1] == text or (
             decoded[start] == text[0] and decoded[end] == text[-1]
             and in_order(text, decoded, start, end + 1)
@@ -486,6 +531,8 @@ class HtmlWalker:
                          span=self.span_of(raw, parts, keys, text))
 
     def element(self, el: Any, ctx: _Ctx) -> None:
+        if self.b.full:  # a bound of the document was reached: nothing more is kept
+            return
         tag = el.tag
         classes = _classes(el)
         ctx = self.normativity_of(el, ctx)
@@ -642,7 +689,7 @@ class HtmlExtractor:
     version = "1"
     content_types = ("text/html", "application/xhtml+xml")
     limits = ("scripts-not-run", "images-not-read", "styles-ignored")
-    option_names = ("maxBytes", "maxDepth", "timeLimitS")
+    option_names = ("maxBytes", "maxDepth", "timeLimitS", "maxElements")
 
     def extract(self, request: ExtractRequest) -> Document:
         builder = DocumentBuilder(request, extractor=self.name, extractor_version=self.version,
@@ -652,6 +699,7 @@ class HtmlExtractor:
         max_bytes = int(options.get("maxBytes", DEFAULT_MAX_BYTES))
         max_depth = int(options.get("maxDepth", DEFAULT_MAX_DEPTH))
         limit_s = float(options.get("timeLimitS", DEFAULT_TIME_LIMIT_S))
+        max_elements = int(options.get("maxElements", DEFAULT_MAX_ELEMENTS))
         if len(request.content) > max_bytes:
             builder.fail("TOO_LARGE", f"the HTML is {len(request.content)} bytes, more than the "
                                       f"bound of {max_bytes}")
@@ -661,14 +709,16 @@ class HtmlExtractor:
         source_map = SourceMap()
         try:
             with paused_cycle_gc():  # html5lib allocates a lot and frees little: cycle collection is waste
-                document = parse_html(request.content, request.record.charset, max_depth,
-                                      time.monotonic() + limit_s, source_map)
+                document, stopped = parse_html_bounded(request.content, request.record.charset, max_depth,
+                                                       time.monotonic() + limit_s, source_map, max_elements)
         except _Stop as stop:
             builder.fail(stop.code, f"HTML not extracted: {stop.message}")
             return builder.build()
         except RecursionError:
             builder.fail("NESTING_TOO_DEEP", "HTML not extracted: nesting too deep")
             return builder.build()
+        if stopped is not None:
+            builder.diagnose(stopped.code, "error", f"HTML partly extracted: {stopped.message}")
         for title in document.iter("title"):
             builder.title = collapse("".join(title.itertext())) or None
             break

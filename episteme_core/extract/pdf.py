@@ -28,6 +28,13 @@ from episteme_core.document import Document
 from episteme_core.extract.api import ExtractRequest
 from episteme_core.extract.builder import DocumentBuilder
 from episteme_core.extract.pdf_bounds import DEFAULT_MAX_OBJECTS, PageDeadline, PageTooComplex, bounded_layout
+from episteme_core.extract.pdf_guard import (
+    StreamDeadline,
+    StreamTooLarge,
+    bounded_streams,
+    in_chain,
+    reraise_cancellation,
+)
 from episteme_core.extract.pdf_headings import HeadingLevels, classify, font_family, is_bold, split_number
 from episteme_core.extract.pdf_tables import FoundTable, find_tables
 
@@ -269,7 +276,8 @@ def form_fields(pdf: Any) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     try:
         acro = resolve(pdf.doc.catalog.get("AcroForm"))
-    except Exception:
+    except Exception as exc:
+        reraise_cancellation(exc)
         return found
     if not isinstance(acro, dict):
         return found
@@ -332,11 +340,13 @@ class PdfExtractor:
         if not content.lstrip()[:1024].find(b"%PDF-") >= 0:
             builder.fail("NOT_A_PDF", "the bytes do not start with a %PDF- header")
             return builder.build()
-        with _capture_pdfminer() as log:
+        deadline = time.monotonic() + limit_s
+        with _capture_pdfminer() as log, bounded_streams(deadline):
             try:
-                self._extract(request, builder, max_pages, time.monotonic() + limit_s, max_objects)
+                self._extract(request, builder, max_pages, deadline, max_objects)
             except Exception as exc:  # damaged files raise anything: report, never crash
-                code, message = _classify(exc)
+                reraise_cancellation(exc)
+                code, message = _guarded(exc) or _classify(exc)
                 if builder.diagnostics or any(s for s in builder._sections):
                     builder.diagnose(code, "error", message)
                     builder.partial()
@@ -388,8 +398,12 @@ class PdfExtractor:
                     page.close()
                     continue
                 except Exception as exc:
-                    code, message = _classify(exc)
+                    reraise_cancellation(exc)
+                    guarded = _guarded(exc)
+                    code, message = guarded or _classify(exc)
                     builder.diagnose(code, "error", f"page {index}: {message}", page=index)
+                    if guarded and (code == "TIME_LIMIT" or _spent(exc)):
+                        break  # the time or the document's stream budget is gone: stop reading
                     continue
                 finally:
                     page.close()
@@ -472,6 +486,21 @@ class PdfExtractor:
                     "valueState": "value-present" if value is not None else "not-observed",
                 },
             )
+
+
+def _guarded(exc: BaseException) -> tuple[str, str] | None:
+    """The diagnostic of a bound ``pdf_guard`` enforced (anywhere in the cause chain), or None."""
+    if in_chain(exc, StreamDeadline) is not None:
+        return "TIME_LIMIT", "the time bound was reached while a stream was decoded"
+    too_large = in_chain(exc, StreamTooLarge)
+    if too_large is not None:
+        return "STREAM_TOO_LARGE", f"not read: {too_large} (a compression bomb?)"
+    return None
+
+
+def _spent(exc: BaseException) -> bool:
+    too_large = in_chain(exc, StreamTooLarge)
+    return isinstance(too_large, StreamTooLarge) and too_large.total
 
 
 def _classify(exc: BaseException) -> tuple[str, str]:

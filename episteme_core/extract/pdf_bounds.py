@@ -13,7 +13,7 @@ import time
 from functools import lru_cache
 from typing import Any
 
-DEFAULT_MAX_OBJECTS = 300_000
+DEFAULT_MAX_OBJECTS = 100_000  # a glyph costs about 2 KB laid out (pdfminer, then pdfplumber's dicts)
 
 
 class PageTooComplex(Exception):

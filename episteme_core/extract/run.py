@@ -15,8 +15,9 @@ from typing import Any
 
 import attrs
 
+from episteme_core.canonical import sha256_hex
 from episteme_core.document import Document
-from episteme_core.errors import EpistemeError
+from episteme_core.errors import Cancelled, EpistemeError, cancel_requested, clear_cancel
 from episteme_core.extract.api import ExtractRequest
 from episteme_core.records import SnapshotRecord
 from episteme_core.store.home import Home
@@ -120,16 +121,26 @@ def _request(item: Planned, extractor: Any, content: bytes, options: dict[str, A
 
 
 def _run_extractor(extractor: Any, request: ExtractRequest, source: str) -> Document:
+    """One extractor on one source; a signal that arrived meanwhile cancels the run even when the
+    extractor swallowed the exception it raised (its document is never committed)."""
     try:
         document: Document = extractor.extract(request)
     except EpistemeError:
         raise
     except Exception as exc:
+        _check_cancel(exc)
         raise EpistemeError(
             "PROCESSING_FAILED", f"extraction failed for {source}: {type(exc).__name__}: {exc}",
             details={"source": source, "extractor": extractor.name},
         ) from exc
+    _check_cancel(None)
     return document
+
+
+def _check_cancel(cause: BaseException | None) -> None:
+    signal_name = cancel_requested()
+    if signal_name is not None:
+        raise Cancelled(signal_name) from cause
 
 
 def _extractor_by_type(plugins: Any, record: SnapshotRecord, warn: Warn | None) -> Any | None:
@@ -198,10 +209,15 @@ def extract_sources(
     A source whose committed document was made from the same latest snapshot, configuration and
     episteme version is reused without reading its bytes (unless ``force``); the committed bytes
     are the same either way. Nothing is committed unless every source extracted.
+
+    Memory: each document is written as its stage object as soon as it is extracted and only its
+    summary is kept, so a run holds one document at a time; the documents returned carry their
+    summary fields but no sections (read the committed ones with ``documents.read_documents``).
     """
     from episteme_core.components import warn_once
     from episteme_core.documents import commit_documents, documents_stage, source_records
 
+    clear_cancel()
     options = dict(options or {})
     tie_warn = warn_once(warn) if warn is not None else None
     catalog, planned = plan(home, plugins, sources, extractor=extractor, warn=tie_warn)
@@ -211,7 +227,29 @@ def extract_sources(
     records = source_records(previous)
     written: list[tuple[Document, dict[str, Any]]] = []
     kept: list[tuple[Any, dict[str, Any]]] = []
+    fresh: list[Document] = []
+    created: list[Any] = []  # objects this run wrote that did not exist: removed if it fails
     rows: list[dict[str, Any]] = []
+    try:
+        _extract_each(catalog, plugins, planned, options, force, stage, entries, records, kept, fresh,
+                      created, rows, progress, tie_warn)
+    except BaseException:
+        for path in created:
+            path.unlink(missing_ok=True)
+        raise
+    if rows or not sources:
+        commit_documents(home, written, kept, replace=not sources)
+    return ExtractReport(rows=rows, documents=fresh)
+
+
+def _extract_each(
+    catalog: Any, plugins: Any, planned: list[Planned], options: dict[str, Any], force: bool,
+    stage: Any, entries: dict[str, Any], records: dict[str, dict[str, Any]],
+    kept: list[tuple[Any, dict[str, Any]]], fresh: list[Document], created: list[Any],
+    rows: list[dict[str, Any]], progress: Callable[[int, int, str], None] | None,
+    tie_warn: Warn | None,
+) -> None:
+    """Extract (or reuse) each planned source, writing each fresh document's object at once."""
     for n, item in enumerate(planned, start=1):
         content: bytes | None = None
         chosen = item.extractor or _extractor_by_type(plugins, item.record, tie_warn)
@@ -228,14 +266,18 @@ def extract_sources(
             if content is None:
                 content = catalog.content(item.record)
             document = _run_extractor(chosen, _request(item, chosen, content, options), item.source)
+            content = None
             record = {**key, **summary(document)}
-            written.append((document, record))
+            data = document.to_bytes()
+            path = stage.dir / f"objects/{sha256_hex(data)[:2]}/{sha256_hex(data)}.json"
+            if not path.exists():
+                created.append(path)
+            kept.append((stage.put_bytes(document.source, data, suffix=".json"), record))
+            del data
+            fresh.append(attrs.evolve(document, sections=[]))  # the summary stays, the blocks go
             rows.append({**_row(record), "outcome": "failed" if document.status == "failed" else "extracted"})
         if progress:
             progress(n, len(planned), item.source)
-    if rows or not sources:
-        commit_documents(home, written, kept, replace=not sources)
-    return ExtractReport(rows=rows, documents=[document for document, _ in written])
 
 
 def _row(record: dict[str, Any]) -> dict[str, Any]:

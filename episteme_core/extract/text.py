@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Iterator
 
 from episteme_core.document import Document
 from episteme_core.extract.api import ExtractRequest
@@ -27,11 +28,21 @@ def encoding_for(content: bytes, charset: str | None) -> str:
     if content.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return "utf-16"
     if charset:
-        try:
-            return codecs.lookup(charset).name
-        except LookupError:
-            pass
+        name = text_codec(charset)
+        if name is not None:
+            return name
     return "utf-8"
+
+
+def text_codec(charset: str) -> str | None:
+    """Python's name for ``charset`` when it decodes bytes to text; None for an unknown name and
+    for codecs that are not text encodings (``base64``, ``rot13``, ``hex``, ...)."""
+    try:
+        name = codecs.lookup(charset).name
+        b"x".decode(name, "replace")  # a bytes-to-bytes codec refuses (empty input would not)
+    except (LookupError, TypeError, ValueError):
+        return None
+    return name
 
 
 def decode(content: bytes, charset: str | None, builder: DocumentBuilder | None = None) -> str:
@@ -39,12 +50,8 @@ def decode(content: bytes, charset: str | None, builder: DocumentBuilder | None 
     encoding = encoding_for(content, charset)
     if content.startswith(codecs.BOM_UTF8):
         content = content[len(codecs.BOM_UTF8):]
-    elif charset and encoding != "utf-16" and builder is not None:
-        try:
-            codecs.lookup(charset)
-        except LookupError:
-            builder.diagnose("UNKNOWN_CHARSET", "warning",
-                             f'unknown charset "{charset}", decoded as UTF-8')
+    elif charset and encoding != "utf-16" and builder is not None and text_codec(charset) is None:
+        builder.diagnose("UNKNOWN_CHARSET", "warning", f'unknown charset "{charset}", decoded as UTF-8')
     try:
         text = content.decode(encoding)
     except UnicodeDecodeError as exc:
@@ -62,22 +69,26 @@ def decode(content: bytes, charset: str | None, builder: DocumentBuilder | None 
 
 def paragraphs(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
     """Spans ``[a, b)`` of the paragraphs in ``text[start:end]``, trimmed of surrounding whitespace."""
+    return list(iter_paragraphs(text, start, end))
+
+
+def iter_paragraphs(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int]]:
+    """``paragraphs`` one at a time (a reader that stops early never holds them all)."""
     end = len(text) if end is None else end
-    spans = []
     cursor = start
     for match in _BLANK.finditer(text, start, end):
-        spans.append((cursor, match.start()))
+        yield from _trimmed(text, cursor, match.start())
         cursor = match.end()
-    spans.append((cursor, end))
-    out = []
-    for a, b in spans:
-        while a < b and text[a].isspace():
-            a += 1
-        while b > a and text[b - 1].isspace():
-            b -= 1
-        if a < b:
-            out.append((a, b))
-    return out
+    yield from _trimmed(text, cursor, end)
+
+
+def _trimmed(text: str, a: int, b: int) -> Iterator[tuple[int, int]]:
+    while a < b and text[a].isspace():
+        a += 1
+    while b > a and text[b - 1].isspace():
+        b -= 1
+    if a < b:
+        yield a, b
 
 
 class TextExtractor:
@@ -102,7 +113,9 @@ class TextExtractor:
         if hook is not None and hook(text, builder):
             return builder.build()
         markdown = (request.record.content_type or "").startswith(("text/markdown", "text/x-markdown"))
-        for a, b in paragraphs(text):
+        for a, b in iter_paragraphs(text):
+            if builder.full:  # a bound of the document was reached (see DocumentBuilder)
+                break
             chunk = text[a:b]
             heading = _ATX.match(chunk) if markdown and "\n" not in chunk else None
             if heading:

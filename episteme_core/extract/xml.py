@@ -18,6 +18,9 @@ from episteme_core.extract.text import decode
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 256
+# The whole tree is held while it is read: past this many elements the rest is not parsed and the
+# document is partial (ELEMENT_LIMIT).
+DEFAULT_MAX_ELEMENTS = 500_000
 MAX_ENTITIES = 2000
 MAX_ENTITY_VALUE = 16 * 1024
 PREDEFINED = frozenset({"amp", "lt", "gt", "quot", "apos"})
@@ -123,8 +126,22 @@ def expand_entities(text: str, max_bytes: int, builder: DocumentBuilder | None) 
     return body
 
 
+class _ElementLimit(Exception):
+    """Raised inside the parser at the element bound; the tree built so far is kept."""
+
+
 def parse_xml(text: str, max_depth: int) -> Any:
     """Parse with defusedxml (DTD and entities forbidden), refusing nesting past ``max_depth``."""
+    root, stopped = parse_xml_bounded(text, max_depth)
+    if stopped is not None:
+        raise stopped
+    return root
+
+
+def parse_xml_bounded(text: str, max_depth: int, max_elements: int = DEFAULT_MAX_ELEMENTS,
+                      ) -> tuple[Any, XmlRefused | None]:
+    """``parse_xml``, except that past ``max_elements`` the elements read so far are returned
+    (closed where the parse stopped) with the refusal that ended it."""
     from xml.etree.ElementTree import TreeBuilder
 
     from defusedxml import DefusedXmlException  # type: ignore[import-untyped]
@@ -132,22 +149,38 @@ def parse_xml(text: str, max_depth: int) -> Any:
 
     class Bounded(TreeBuilder):
         depth = 0
+        elements = 0
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.open: list[Any] = []
 
         def start(self, tag: Any, attrs: Any) -> Any:
             self.depth += 1
             if self.depth > max_depth:
                 raise XmlRefused("NESTING_TOO_DEEP", f"elements nested deeper than {max_depth}")
+            self.elements += 1
+            if self.elements > max_elements:
+                raise _ElementLimit()
+            self.open.append(tag)
             return super().start(tag, attrs)
 
         def end(self, tag: Any) -> Any:
             self.depth -= 1
+            self.open.pop()
             return super().end(tag)
 
-    parser = DefusedXMLParser(target=Bounded(), forbid_dtd=True, forbid_entities=True,
+    target = Bounded()
+    parser = DefusedXMLParser(target=target, forbid_dtd=True, forbid_entities=True,
                               forbid_external=True)
     try:
         parser.feed(_DECL.sub("", text, count=1))
-        return parser.close()
+        return parser.close(), None
+    except _ElementLimit:
+        for tag in reversed(target.open):
+            TreeBuilder.end(target, tag)
+        return TreeBuilder.close(target), XmlRefused(
+            "ELEMENT_LIMIT", f"more than {max_elements} elements: the rest was not parsed")
     except DefusedXmlException as exc:
         raise XmlRefused("UNSAFE_XML", f"refused: {type(exc).__name__}") from exc
     except ParseError as exc:
@@ -165,11 +198,13 @@ def element_text(el: Any) -> str:
 def generic_structure(root: Any, builder: DocumentBuilder) -> None:
     """Any XML: a section per child of the root, a paragraph per element holding its own text."""
     for child in list(root) or [root]:
+        if builder.full:  # a bound of the document was reached
+            return
         title = child.find("title")
         heading = element_text(title) if title is not None else local(child.tag)
         builder.open_section(heading or local(child.tag), 1, anchor=child.get("id"))
         stack = [(child, [local(child.tag)])]
-        while stack:
+        while stack and not builder.full:
             el, path = stack.pop()
             own = _WS.sub(" ", " ".join(
                 t for t in [el.text or "", *((c.tail or "") for c in el)] if t.strip())).strip()
@@ -187,7 +222,7 @@ class XmlExtractor:
     version = "1"
     content_types = ("application/xml", "text/xml")
     limits = ("no-dtd", "no-external-entities", "schemas-not-applied")
-    option_names = ("maxBytes", "maxDepth")
+    option_names = ("maxBytes", "maxDepth", "maxElements")
 
     def extract(self, request: ExtractRequest) -> Document:
         builder = DocumentBuilder(request, extractor=self.name, extractor_version=self.version,
@@ -199,11 +234,15 @@ class XmlExtractor:
             builder.fail("TOO_LARGE", f"the XML is {len(request.content)} bytes, more than {max_bytes}")
             return builder.build()
         text = decode(request.content, request.record.charset or _declared(request.content), builder)
+        max_elements = int(request.options.get("maxElements", DEFAULT_MAX_ELEMENTS))
         try:
-            root = parse_xml(expand_entities(text, max_bytes, builder), max_depth)
+            root, stopped = parse_xml_bounded(expand_entities(text, max_bytes, builder), max_depth,
+                                              max_elements)
         except XmlRefused as refused:
             builder.fail(refused.code, f"XML not extracted: {refused.message}")
             return builder.build()
+        if stopped is not None:
+            builder.diagnose(stopped.code, "error", f"XML partly extracted: {stopped.message}")
         hook = getattr(request.family, "structure_xml", None)
         if hook is None or not hook(root, text, builder):
             generic_structure(root, builder)

@@ -19,12 +19,14 @@ from episteme_core.personal.model import (
     Record,
     build_record,
     from_timestamp,
-    id_segment,
     parse_time,
 )
 from episteme_core.personal.text import (
     decode_text,
+    fs_segment,
+    fs_text,
     looks_binary,
+    name_is_utf8,
     normalise_newlines,
     parse_front_matter,
     split_paragraphs,
@@ -71,9 +73,14 @@ class BooksScan:
 
     records: list[Record] = attrs.field(factory=list)
     skipped: dict[str, int] = attrs.field(factory=dict)
+    names_not_utf8: int = 0  # books read whose file or folder name is not UTF-8 (ids percent-encode it)
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def extra(self) -> dict[str, Any]:
+        """What the ingest report adds besides records and skips."""
+        return {"namesNotUtf8": self.names_not_utf8}
 
 
 def split_gutenberg(text: str) -> tuple[str, int, dict[str, Any] | None]:
@@ -121,21 +128,22 @@ def read_book(
     """One book file as the record ``book:<corpus>/<book>`` (both already id-safe); a file that is
     not a readable book raises ``Skipped``. ``relative`` is its path in the corpus, for metadata."""
     info = os.lstat(path)
+    shown = fs_text(path)
     if stat.S_ISLNK(info.st_mode):
-        raise Skipped("symlink", f"{path}: a symbolic link, skipped")
+        raise Skipped("symlink", f"{shown}: a symbolic link, skipped")
     if not stat.S_ISREG(info.st_mode):
-        raise Skipped("notRegular", f"{path}: not a regular file, skipped")
+        raise Skipped("notRegular", f"{shown}: not a regular file, skipped")
     if info.st_size > max_bytes:
-        raise Skipped("tooLarge", f"{path}: larger than {max_bytes} bytes, skipped")
+        raise Skipped("tooLarge", f"{shown}: larger than {max_bytes} bytes, skipped")
     data = path.read_bytes()[: max_bytes + 1]
     if looks_binary(data):
-        raise Skipped("binary", f"{path}: binary content (NUL bytes), skipped")
+        raise Skipped("binary", f"{shown}: binary content (NUL bytes), skipped")
     decoded, encoding = decode_text(data)
     text = normalise_newlines(decoded)
     markdown = path.suffix.lower() in MARKDOWN_SUFFIXES
     metadata: dict[str, Any] = {
         "corpus": corpus,
-        "path": relative if relative is not None else book + path.suffix,
+        "path": fs_text(relative if relative is not None else book + path.suffix),
         "format": "markdown" if markdown else "text",
         "encoding": encoding,
         "bytes": len(data),
@@ -163,7 +171,7 @@ def read_book(
         metadata["timeFrom"] = "mtime"
     pieces = split_paragraphs(body, first_line=first_line, markdown=markdown)
     if not pieces:
-        raise Skipped("empty", f"{path}: no paragraphs, skipped")
+        raise Skipped("empty", f"{shown}: no paragraphs, skipped")
     paragraphs = []
     for index, (piece, line) in enumerate(pieces, start=1):
         kind = "heading" if markdown and "\n" not in piece and _HEADING.match(piece) else "text"
@@ -205,28 +213,30 @@ def scan_books(
     scan = BooksScan()
     seen: set[str] = set()
     for directory in directories:
+        shown = fs_text(directory)
         if not directory.is_dir():
             raise EpistemeError(
-                "INVALID_INPUT", f"{directory}: not a folder of books", details={"path": str(directory)}
+                "INVALID_INPUT", f"{shown}: not a folder of books", details={"path": shown}
             )
-        corpus = id_segment(corpus_name(directory)) or ""
+        corpus = fs_segment(corpus_name(directory)) or ""
         if not corpus:
             raise EpistemeError(
-                "INVALID_INPUT", f"{directory}: the folder name {corpus!r} cannot be part of a record id",
-                details={"path": str(directory)},
+                "INVALID_INPUT", f"{shown}: the folder name cannot be part of a record id",
+                details={"path": shown},
             )
         for path in _walk(directory, scan, warn):
             relative = path.relative_to(directory).as_posix()
-            segments = [id_segment(part) for part in path.relative_to(directory).with_suffix("").parts]
+            where = fs_text(path)
+            segments = [fs_segment(part) for part in path.relative_to(directory).with_suffix("").parts]
             if not all(segments):
                 scan.skip("badName")
-                warn("BOOK_SKIPPED", f"{path}: the name cannot be part of a record id, skipped")
+                warn("BOOK_SKIPPED", f"{where}: the name cannot be part of a record id, skipped")
                 continue
             book = "/".join(s for s in segments if s)
             record_id = f"book:{corpus}/{book}"
             if record_id in seen:
                 scan.skip("duplicate")
-                warn("BOOK_SKIPPED", f"{path}: {record_id} was already read from another file, skipped")
+                warn("BOOK_SKIPPED", f"{where}: {record_id} was already read from another file, skipped")
                 continue
             try:
                 record = read_book(path, corpus, book, max_bytes=max_bytes, relative=relative)
@@ -236,11 +246,15 @@ def scan_books(
                 continue
             except OSError as exc:
                 scan.skip("unreadable")
-                warn("BOOK_SKIPPED", f"{path}: cannot read: {exc.strerror or exc}")
+                warn("BOOK_SKIPPED", f"{where}: cannot read: {exc.strerror or exc}")
                 continue
             seen.add(record_id)
+            if not name_is_utf8(str(path)):
+                scan.names_not_utf8 += 1
+                warn("BOOK_NAME_NOT_UTF8", f"{where}: the file name is not UTF-8; read as {record_id} "
+                     "(bytes that are not UTF-8 are written %XX in the id)")
             if "badDate" in record.metadata:
-                warn("BAD_DATE", f"{path}: front-matter date {record.metadata['badDate']!r} is not a "
+                warn("BAD_DATE", f"{where}: front-matter date {record.metadata['badDate']!r} is not a "
                      "date; used the file's modification time")
             scan.records.append(record)
     return scan
@@ -255,7 +269,7 @@ def _walk(directory: Path, scan: BooksScan, warn: Warn) -> list[Path]:
                 continue
             if os.path.islink(os.path.join(root, name)):
                 scan.skip("symlink")
-                warn("BOOK_SKIPPED", f"{os.path.join(root, name)}: a symbolic link, skipped")
+                warn("BOOK_SKIPPED", f"{fs_text(os.path.join(root, name))}: a symbolic link, skipped")
                 continue
             kept.append(name)
         dirs[:] = kept
@@ -268,7 +282,7 @@ def _walk(directory: Path, scan: BooksScan, warn: Warn) -> list[Path]:
                 continue
             if path.is_symlink():
                 scan.skip("symlink")
-                warn("BOOK_SKIPPED", f"{path}: a symbolic link, skipped")
+                warn("BOOK_SKIPPED", f"{fs_text(path)}: a symbolic link, skipped")
                 continue
             found.append(path)
     return sorted(found)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,15 +26,19 @@ from episteme_core.personal.model import (
     Record,
     build_record,
     from_timestamp,
-    id_segment,
     parse_time,
 )
+from episteme_core.personal.text import fs_segment, fs_text, name_is_utf8
 
 SOURCE = "claude"
 DEFAULT_PROJECTS = CLAUDE_PROJECTS
 DEFAULT_MAX_LINE_BYTES = CLAUDE_MAX_LINE_BYTES
 DEFAULT_MAX_BYTES = CLAUDE_MAX_BYTES
 TITLE_CHARS = 120
+# Reasons a line is skipped that are worth a LINES_SKIPPED warning (the others are ordinary).
+BAD_LINE_REASONS = ("malformed", "truncated", "oversized", "loneSurrogate")
+# A JSON escape of a UTF-16 surrogate (\ud800-\udfff): only lines holding one need the full check.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 Warn = Callable[[str, str], None]
 
@@ -59,6 +64,11 @@ class ClaudeScan:
     records: list[Record] = attrs.field(factory=list)
     skipped: dict[str, int] = attrs.field(factory=dict)
     sessions_skipped: int = 0
+    names_not_utf8: int = 0  # sessions read whose project or file name is not UTF-8
+
+    def extra(self) -> dict[str, Any]:
+        """What the ingest report adds besides records and skips."""
+        return {"sessionsSkipped": self.sessions_skipped, "namesNotUtf8": self.names_not_utf8}
 
     def add_skips(self, counts: dict[str, int]) -> None:
         for reason, n in counts.items():
@@ -123,6 +133,9 @@ def parse_transcript(
         if not isinstance(obj, dict):
             result.skip("malformed")
             continue
+        if _SURROGATE_ESCAPE.search(raw) and not _is_unicode(obj):
+            result.skip("loneSurrogate")  # a cut emoji: no text can hold it, so the line is skipped
+            continue
         kind = obj.get("type")
         if kind not in ("user", "assistant"):
             result.skip(kind if isinstance(kind, str) and kind else "untyped")
@@ -164,6 +177,15 @@ def parse_transcript(
             seen.add(key)
             result.paragraphs.append(made)
     return result
+
+
+def _is_unicode(obj: Any) -> bool:
+    """True when every string in ``obj`` is valid Unicode (no lone surrogate from a ``\\u`` escape)."""
+    try:
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _note_facts(result: Transcript, obj: dict[str, Any]) -> None:
@@ -231,8 +253,8 @@ def read_session(
     """The record of one session with its sub-agent files; None when it has no paragraphs."""
     warn = warn or (lambda code, message: None)
     raw_session = session_file.name[: -len(".jsonl")]
-    project = id_segment(project_dir.name) or "_"
-    session = id_segment(raw_session) or "_"
+    project = fs_segment(project_dir.name) or "_"
+    session = fs_segment(raw_session) or "_"
     files = [session_file]
     subagents = session_file.with_suffix("") / "subagents"
     if subagents.is_dir() and not subagents.is_symlink():
@@ -247,17 +269,17 @@ def read_session(
     for path in files:
         if not _regular(path):
             skipped["symlink"] = skipped.get("symlink", 0) + 1
-            warn("TRANSCRIPT_SKIPPED", f"{path}: not a regular file (symbolic link?), skipped")
+            warn("TRANSCRIPT_SKIPPED", f"{fs_text(path)}: not a regular file (symbolic link?), skipped")
             continue
         if path.stat().st_size > max_bytes:
             skipped["tooLarge"] = skipped.get("tooLarge", 0) + 1
-            warn("TRANSCRIPT_SKIPPED", f"{path}: larger than {max_bytes} bytes, skipped")
+            warn("TRANSCRIPT_SKIPPED", f"{fs_text(path)}: larger than {max_bytes} bytes, skipped")
             continue
         agent = None if path == session_file else path.stem
         with open(path, "rb") as handle:
             parsed = parse_transcript(handle, max_line_bytes=max_line_bytes, agent_file=agent, seen=seen)
         if agent is not None:
-            attached.append(f"{raw_session}/subagents/{path.name}")
+            attached.append(fs_text(f"{raw_session}/subagents/{path.name}"))
             for paragraph in parsed.paragraphs:
                 paragraph.attributes.setdefault("agentId", agent.removeprefix("agent-"))
         paragraphs.extend(parsed.paragraphs)
@@ -272,8 +294,8 @@ def read_session(
     times = [p.time for p in paragraphs if p.time]
     time = times[0] if times else from_timestamp(session_file.stat().st_mtime)
     metadata: dict[str, Any] = {
-        "project": project_dir.name,
-        "session": raw_session,
+        "project": fs_text(project_dir.name),
+        "session": fs_text(raw_session),
         "lines": lines,
         "skipped": skipped,
         "versions": sorted(versions),
@@ -316,8 +338,8 @@ def scan_projects(
     if not projects.is_dir():
         raise EpistemeError(
             "INVALID_INPUT",
-            f"{projects}: not a folder of Claude Code projects",
-            details={"path": str(projects)},
+            f"{fs_text(projects)}: not a folder of Claude Code projects",
+            details={"path": fs_text(projects)},
             hint="pass --projects DIR (the folder that holds one folder per project)",
         )
     scan = ClaudeScan()
@@ -326,21 +348,23 @@ def scan_projects(
             continue
         if project_dir.is_symlink():
             scan.add_skips({"symlink": 1})
-            warn("TRANSCRIPT_SKIPPED", f"{project_dir}: a symbolic link, skipped")
+            warn("TRANSCRIPT_SKIPPED", f"{fs_text(project_dir)}: a symbolic link, skipped")
             continue
-        if id_segment(project_dir.name) is None:
+        if fs_segment(project_dir.name) is None:
             scan.sessions_skipped += 1
-            warn("TRANSCRIPT_SKIPPED", f"{project_dir}: the name cannot be part of a record id, skipped")
+            warn("TRANSCRIPT_SKIPPED", f"{fs_text(project_dir)}: the name cannot be part of a record id, "
+                 "skipped")
             continue
         for session_file in sorted(project_dir.glob("*.jsonl")):
             session = session_file.name[: -len(".jsonl")]
-            if session_file.name.startswith(".") or id_segment(session) is None:
+            where = fs_text(session_file)
+            if session_file.name.startswith(".") or fs_segment(session) is None:
                 scan.sessions_skipped += 1
-                warn("TRANSCRIPT_SKIPPED", f"{session_file}: the name cannot be part of a record id, skipped")
+                warn("TRANSCRIPT_SKIPPED", f"{where}: the name cannot be part of a record id, skipped")
                 continue
             if not _regular(session_file):
                 scan.add_skips({"symlink": 1})
-                warn("TRANSCRIPT_SKIPPED", f"{session_file}: not a regular file (symbolic link?), skipped")
+                warn("TRANSCRIPT_SKIPPED", f"{where}: not a regular file (symbolic link?), skipped")
                 continue
             record = read_session(
                 project_dir, session_file, max_line_bytes=max_line_bytes, max_bytes=max_bytes, warn=warn
@@ -350,9 +374,13 @@ def scan_projects(
                 continue
             skipped = record.metadata["skipped"]
             scan.add_skips(skipped)
-            bad = {k: skipped[k] for k in ("malformed", "truncated", "oversized") if skipped.get(k)}
+            bad = {k: skipped[k] for k in BAD_LINE_REASONS if skipped.get(k)}
             if bad:
                 listing = ", ".join(f"{n} {reason}" for reason, n in sorted(bad.items()))
-                warn("LINES_SKIPPED", f"{session_file}: skipped {listing} line(s)")
+                warn("LINES_SKIPPED", f"{where}: skipped {listing} line(s)")
+            if not name_is_utf8(str(session_file.relative_to(projects))):
+                scan.names_not_utf8 += 1
+                warn("TRANSCRIPT_NAME_NOT_UTF8", f"{where}: the name is not UTF-8; read as {record.id} "
+                     "(bytes that are not UTF-8 are written %XX in the id)")
             scan.records.append(record)
     return scan

@@ -87,7 +87,7 @@ def ingest_books(
 
     def collect() -> Collected:
         scan = scan_books(directories, max_bytes=max_bytes, warn=ctx.warn)
-        return Collected(scan.records, scan.skipped)
+        return Collected(scan.records, scan.skipped, scan.extra())
 
     return run_ingest(ctx, "books", collect, pack=pack)
 
@@ -109,7 +109,7 @@ def ingest_claude(
 
     def collect() -> Collected:
         scan = scan_projects(projects, max_line_bytes=max_line_bytes, max_bytes=max_bytes, warn=ctx.warn)
-        return Collected(scan.records, scan.skipped, {"sessionsSkipped": scan.sessions_skipped})
+        return Collected(scan.records, scan.skipped, scan.extra())
 
     return run_ingest(ctx, "claude", collect, merge=merge_grown, pack=pack)
 

@@ -19,8 +19,9 @@ MAX_ID_CHARS = 1024
 # Paragraph kinds kept in the record but left out of ``ask`` unless asked for.
 MARKED_KINDS = ("thinking", "tool_call", "tool_result")
 
-_ID_FORBIDDEN = re.compile(r"[\s#\x00-\x1f\x7f\\]")
-_NAME_FORBIDDEN = re.compile(r"[\s#/@\x00-\x1f\x7f\\]")
+# a lone surrogate (U+D800-U+DFFF) cannot be stored: no UTF-8 holds it
+_ID_FORBIDDEN = re.compile("[\\s#\\x00-\\x1f\\x7f\\\\\ud800-\udfff]")
+_NAME_FORBIDDEN = re.compile("[\\s#/@\\x00-\\x1f\\x7f\\\\\ud800-\udfff]")
 
 
 @attrs.frozen
@@ -105,7 +106,7 @@ def check_record_id(value: str) -> str:
     elif len(value) > MAX_ID_CHARS:
         problem = f"is longer than {MAX_ID_CHARS} characters"
     elif _ID_FORBIDDEN.search(value):
-        problem = "holds whitespace, '#', '\\' or a control character"
+        problem = "holds whitespace, '#', '\\', a control character or a lone surrogate"
     elif value.startswith("/") or any(part in ("..", ".") for part in re.split(r"[/:@]", value)):
         problem = "holds a '.' or '..' segment or starts with '/'"
     if problem:

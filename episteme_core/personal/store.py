@@ -84,29 +84,29 @@ def save_records(
     """
     from episteme_core.snapshots import SnapshotWriter, make_identity
 
-    writer = SnapshotWriter(home, command)
     report = SaveReport()
-    for record in records:
-        previous = writer.latest(record.id)
-        old: Record | None = None
-        if merge is not None and previous is not None and is_record(previous):
-            old = load_record(writer.catalog, previous)
-            record = merge(old, record)
-        data = record.to_bytes()
-        identity = make_identity(
-            record.source, record.id, data, content_type=RECORD_CONTENT_TYPE, charset="utf-8"
-        )
-        if previous is not None and previous.id == identity.snapshot_id:
-            report.unchanged.append(record.id)
-            continue
-        writer.observe(
-            identity,
-            data,
-            attributes=summary_attributes(record),
-        )
-        report.captured.append(record.id)
-        report.paragraphs += len(record.paragraphs)
-        if old is not None:
-            report.appended += len(record.paragraphs) - len(old.paragraphs)
-    writer.commit()
+    with SnapshotWriter(home, command) as writer:  # a failure removes the blobs and objects it wrote
+        for record in records:
+            previous = writer.latest(record.id)
+            old: Record | None = None
+            if merge is not None and previous is not None and is_record(previous):
+                old = load_record(writer.catalog, previous)
+                record = merge(old, record)
+            data = record.to_bytes()
+            identity = make_identity(
+                record.source, record.id, data, content_type=RECORD_CONTENT_TYPE, charset="utf-8"
+            )
+            if previous is not None and previous.id == identity.snapshot_id:
+                report.unchanged.append(record.id)
+                continue
+            writer.observe(
+                identity,
+                data,
+                attributes=summary_attributes(record),
+            )
+            report.captured.append(record.id)
+            report.paragraphs += len(record.paragraphs)
+            if old is not None:
+                report.appended += len(record.paragraphs) - len(old.paragraphs)
+        writer.commit()
     return report

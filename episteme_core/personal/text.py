@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import os
 import re
 
 # Bytes Windows-1252 leaves undefined; text holding them is not Windows-1252.
@@ -116,3 +117,37 @@ def parse_front_matter(text: str, *, strict: bool = False) -> tuple[dict[str, st
         rest = rest[1:]
     consumed = text[:end + 4].count("\n") + 1
     return fields, rest, consumed, block
+
+
+# File-system names -------------------------------------------------------------------------------
+# On POSIX a file name is bytes; Python holds bytes that are not UTF-8 as lone surrogates
+# (U+DC80-U+DCFF, "surrogateescape"), which no JSON, record id or message can carry.
+
+_ESCAPED = re.compile("[\udc80-\udcff]")
+
+
+def name_is_utf8(name: str) -> bool:
+    """True when the file-system name ``name`` was valid UTF-8 (holds no surrogate escape)."""
+    return _ESCAPED.search(name) is None
+
+
+def fs_text(name: str | os.PathLike[str]) -> str:
+    """A file-system name or path as printable Unicode: bytes that are not UTF-8 become ``\\xNN``."""
+    text = os.fspath(name)
+    if name_is_utf8(text):
+        return text
+    return os.fsencode(text).decode("utf-8", "backslashreplace")
+
+
+def fs_segment(name: str) -> str | None:
+    """``id_segment`` of a file-system name, its bytes that are not UTF-8 percent-encoded (``%E9``).
+
+    ``id_segment`` already writes ``%`` itself as ``%25``, so the id stays unambiguous and stable:
+    the same name always gives the same id, and two names never share one.
+    """
+    from episteme_core.personal.model import id_segment
+
+    segment = id_segment(name)
+    if segment is None or name_is_utf8(segment):
+        return segment
+    return _ESCAPED.sub(lambda m: f"%{ord(m.group()) - 0xDC00:02X}", segment)

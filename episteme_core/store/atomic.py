@@ -1,34 +1,30 @@
-"""Atomic file writes: temp file, fsync, rename, fsync the directory; crash points for the laws.
+"""Atomic file writes: temp file, fsync, rename, fsync the directory; the sweep of temp files.
 
-``EPISTEME_CRASH_AT=N`` (a test hook) kills the process with SIGKILL at the Nth crash point it
-reaches, so a law can prove that every step of a commit leaves the previous commit intact.
+Every write passes named fault points (``store.faults``): ``EPISTEME_FAULT=after-blob-write:3``
+kills the process there, so a test can prove that every step leaves the previous commit intact.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import sys
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
 
+from episteme_core.store.faults import fault
+
 TEMP_SUFFIX = ".tmp"
-_crash_counter = 0
+# What an atomic write stores, naming its fault points (``before-<kind>`` and ``after-<kind>``).
+WRITE_KINDS = ("blob-write", "object-write", "index-write", "file-write")
 
 
-def crashpoint() -> None:
-    """Die here with SIGKILL if ``EPISTEME_CRASH_AT`` names this crash point's ordinal."""
-    global _crash_counter
-    target = os.environ.get("EPISTEME_CRASH_AT")
-    if not target:
-        return
-    _crash_counter += 1
-    if str(_crash_counter) == target:
-        os.kill(os.getpid(), signal.SIGKILL)
+def crashpoint(point: str = "after-log-append") -> None:
+    """A fault point (see ``store.faults``); kept under this name for older callers."""
+    fault(point)
 
 
 def fsync_dir(path: Path) -> None:
@@ -143,8 +139,11 @@ def sync_after_rename(directory: Path) -> None:
         batch.note(directory)
 
 
-def atomic_write(target: Path, data: bytes) -> None:
-    """Replace ``target`` with ``data`` so that readers see the old bytes or the new, never a mix."""
+def atomic_write(target: Path, data: bytes, kind: str = "file-write") -> None:
+    """Replace ``target`` with ``data`` so that readers see the old bytes or the new, never a mix.
+
+    ``kind`` (one of ``WRITE_KINDS``) names the fault points passed on the way.
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
     temp = temp_path_for(target)
     batch = _deferred.get()
@@ -152,12 +151,12 @@ def atomic_write(target: Path, data: bytes) -> None:
         with open(temp, "xb") as handle:
             handle.write(data)
             handle.flush()
-            crashpoint()
+            fault("temp-written")
             if batch is None:
                 os.fsync(handle.fileno())
-        crashpoint()
+        fault(f"before-{kind}")
         os.replace(temp, target)
-        crashpoint()
+        fault(f"after-{kind}")
         if batch is None:
             fsync_dir(target.parent)
         else:
@@ -167,14 +166,50 @@ def atomic_write(target: Path, data: bytes) -> None:
             temp.unlink()
 
 
-def sweep_temp_files(directory: Path) -> int:
-    """Remove temp files a killed writer left behind; call only while holding the writer lock."""
+def sweep_temp_files(directories: Iterable[Path]) -> int:
+    """Remove the temp files (``.NAME.PID.UUID.tmp``) a killed writer left directly in each folder.
+
+    Call only while holding the writer lock. A temp file whose process still runs (a reader writing
+    an export next to the store, say) is left alone; so is everything that is not a temp file.
+    """
+    from episteme_core.store.lock import pid_is_alive
+
     removed = 0
-    if not directory.exists():
-        return 0
-    for path in directory.rglob(f"*{TEMP_SUFFIX}"):
-        if is_temp_file(path):
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+    me = os.getpid()
+    for directory in directories:
+        try:
+            entries = list(os.scandir(directory))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            name = entry.name
+            if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
+                continue
+            pid = temp_owner(name)
+            if pid is not None and pid != me and pid_is_alive(pid):
+                continue
+            with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
+                os.unlink(entry.path)
                 removed += 1
     return removed
+
+
+def temp_owner(name: str) -> int | None:
+    """The pid a temp file name carries (``.NAME.PID.UUID.tmp``, or ``.NAME.PID.tmp`` as the home's
+    write probe), or None when it carries none."""
+    parts = name[: -len(TEMP_SUFFIX)].rsplit(".", 2)
+    for part in reversed(parts[1:]):
+        if part.isdigit() and len(part) <= 10:
+            return int(part)
+    return None
+
+
+def fan_out(directory: Path) -> list[Path]:
+    """``directory`` and its two-hex-digit subfolders (``objects/ab/``, ``blobs/sha256/ab/``)."""
+    found = [directory]
+    try:
+        with os.scandir(directory) as entries:
+            found += [Path(e.path) for e in entries if len(e.name) == 2 and e.is_dir(follow_symlinks=False)]
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    return found

@@ -33,7 +33,7 @@ class BlobStore:
         digest = sha256_hex(data)
         path = self.path_for(digest)
         if not path.exists():
-            atomic_write(path, data)
+            atomic_write(path, data, kind="blob-write")
         return digest
 
     def has(self, sha256: str) -> bool:

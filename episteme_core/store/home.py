@@ -60,7 +60,7 @@ class Home:
             self.root.mkdir(parents=True, exist_ok=True)
             probe = self.root / f".probe.{os.getpid()}.tmp"
             probe.write_bytes(b"")
-            probe.unlink()
+            probe.unlink(missing_ok=True)  # a writer sweeping leftovers may have removed it already
         except OSError as exc:
             raise EpistemeError(
                 "INVALID_INPUT",

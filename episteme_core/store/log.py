@@ -11,6 +11,7 @@ from episteme_core.canonical import canonical_bytes, loads_strict
 from episteme_core.convert import structure, unstructure
 from episteme_core.records import LogEntry
 from episteme_core.store.atomic import flush_pending
+from episteme_core.store.faults import fault
 
 
 def append_line(path: Path, data: bytes) -> None:
@@ -20,12 +21,14 @@ def append_line(path: Path, data: bytes) -> None:
     """
     flush_pending()
     path.parent.mkdir(parents=True, exist_ok=True)
+    fault("before-log-append")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
+    fault("after-log-append")
 
 
 class Log:

@@ -16,7 +16,8 @@ from episteme_core.canonical import canonical_bytes, fingerprint, loads_strict, 
 from episteme_core.convert import structure, unstructure
 from episteme_core.errors import EpistemeError
 from episteme_core.records import StageEntry, StageIndex
-from episteme_core.store.atomic import atomic_write, crashpoint, flush_pending
+from episteme_core.store.atomic import atomic_write, flush_pending
+from episteme_core.store.faults import fault
 from episteme_core.store.home import Home
 
 INDEX_NAME = "index.json"
@@ -52,7 +53,7 @@ class Stage:
         relative = f"objects/{digest[:2]}/{digest}{suffix}"
         path = self.dir / relative
         if not path.exists():
-            atomic_write(path, data)
+            atomic_write(path, data, kind="object-write")
         return StageEntry(key=key, sha256=digest, bytes=len(data), path=relative)
 
     def put_json(self, key: str, value: Any) -> StageEntry:
@@ -82,10 +83,8 @@ class Stage:
             fingerprint=index_fingerprint(draft),
         )
         flush_pending()  # every object the index names is durable before the index changes
-        crashpoint()
-        atomic_write(self.index_path, canonical_bytes(unstructure(index)))
+        atomic_write(self.index_path, canonical_bytes(unstructure(index)), kind="index-write")
         flush_pending()
-        crashpoint()
         return index
 
     def prune(self, index: StageIndex) -> int:
@@ -100,6 +99,8 @@ class Stage:
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
                     removed += 1
+                    if removed == 1:
+                        fault("after-prune-one")
         return removed
 
     # reading -------------------------------------------------------------

@@ -16,6 +16,7 @@ from episteme_core.store.blobs import BlobStore
 from episteme_core.store.home import STAGES, Home
 from episteme_core.store.lock import hostname, pid_is_alive, read_owner
 from episteme_core.store.stage import Stage
+from episteme_core.store.sweep import leftover_temp_files
 
 
 @attrs.define
@@ -156,6 +157,7 @@ def _verify_snapshot_blob(
 
 
 def _note_temp_files(home: Home, report: VerifyReport) -> None:
-    for path in sorted(home.root.rglob("*.tmp")):
-        if is_temp_file(path):
-            report.note("TEMP_FILE", path, "left by an interrupted writer; harmless")
+    """Temp files a killed writer left (the next writer sweeps them): notes, not problems."""
+    for path in leftover_temp_files(home):
+        report.count("tempFiles")
+        report.note("TEMP_FILE", path, "left by an interrupted writer; harmless, the next writer removes it")

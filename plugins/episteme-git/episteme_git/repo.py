@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -185,20 +186,31 @@ def _person(value: bytes) -> dict[str, Any]:
     match = _PERSON.match(value)
     if match is None:
         return {"name": value.decode("utf-8", "replace"), "time": None}
+    try:
+        time: str | None = from_timestamp(int(match.group("seconds")))
+    except (OverflowError, OSError, ValueError):  # a time no calendar holds: kept as unknown
+        time = None
     return {
         "name": match.group("name").decode("utf-8", "replace"),
         "email": match.group("email").decode("utf-8", "replace"),
-        "time": from_timestamp(int(match.group("seconds"))),
+        "time": time,
         "timezone": (match.group("tz") or b"+0000").decode("ascii"),
     }
 
 
 def _decode_message(raw: bytes, declared: str | None) -> tuple[str, str]:
+    """The message in its declared encoding when that decodes it to storable text; else the usual
+    guess (UTF-8, Windows-1252, Latin-1). A header naming ``unicode_escape`` or ``base64`` is text
+    anyone can write: what it decodes to must still be valid Unicode."""
     if declared:
         try:
             codecs.lookup(declared)
-            return raw.decode(declared), declared.lower()
-        except (LookupError, UnicodeDecodeError):
+            with warnings.catch_warnings():  # unicode_escape warns on odd escapes: not ours to show
+                warnings.simplefilter("ignore")
+                text = raw.decode(declared)
+            text.encode("utf-8")  # no lone surrogate
+            return text, declared.lower()
+        except (LookupError, UnicodeError, ValueError, TypeError):
             pass
     return decode_text(raw)
 

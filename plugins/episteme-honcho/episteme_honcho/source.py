@@ -43,6 +43,9 @@ def session_record(workspace: str, session: dict[str, Any], messages: list[dict[
         if not (isinstance(content, str) and isinstance(peer, str) and isinstance(key, str) and created):
             skipped["malformedMessage"] = skipped.get("malformedMessage", 0) + 1
             continue
+        if not _storable(content, peer, key):  # a lone surrogate (a cut emoji): no text can hold it
+            skipped["invalidText"] = skipped.get("invalidText", 0) + 1
+            continue
         if not content.strip():
             skipped["emptyMessage"] = skipped.get("emptyMessage", 0) + 1
             continue
@@ -55,12 +58,15 @@ def session_record(workspace: str, session: dict[str, Any], messages: list[dict[
     session_id = str(session["id"])
     raw_meta = session.get("metadata")
     meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+    if not _storable(meta, session.get("created_at"), session.get("is_active")):
+        skipped["invalidSessionMetadata"] = skipped.get("invalidSessionMetadata", 0) + 1
+        meta = {}
     title = next((str(meta[k]) for k in ("title", "name") if isinstance(meta.get(k), str)), session_id)
     metadata = {
         "workspace": workspace,
         "session": session_id,
-        "isActive": session.get("is_active"),
-        "createdAt": session.get("created_at"),
+        "isActive": session.get("is_active") if _storable(session.get("is_active")) else None,
+        "createdAt": session.get("created_at") if _storable(session.get("created_at")) else None,
         "sessionMetadata": meta,
         "peers": sorted({str(p.attributes["peer"]) for p in paragraphs}),
     }
@@ -68,6 +74,17 @@ def session_record(workspace: str, session: dict[str, Any], messages: list[dict[
         id=f"chat:honcho/{workspace}/{session_id}", source=SOURCE, time=paragraphs[0].time or "",
         paragraphs=paragraphs, title=title, metadata=metadata,
     )
+
+
+def _storable(*values: Any) -> bool:
+    """True when ``values`` can be written as canonical JSON (no lone surrogate, no NaN, no huge int)."""
+    from episteme_core.canonical import canonical_bytes
+
+    try:
+        canonical_bytes(list(values))
+    except EpistemeError:
+        return False
+    return True
 
 
 def fetch_records(

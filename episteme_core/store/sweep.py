@@ -1,0 +1,44 @@
+"""The temp files a killed writer leaves, found and removed by the next writer under the lock.
+
+Atomic writes go through ``.NAME.PID.UUID.tmp`` next to their target; a writer killed between
+writing and renaming leaves that file behind. Readers never look at temp files, so a leftover is
+harmless but wastes space: the next writer sweeps every folder a write can leave one in (the home,
+``blobs/sha256/`` and its ``xx/`` folders, each stage folder, its ``objects/`` and their ``xx/``
+folders) and ``verify`` reports any it finds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from episteme_core.store.atomic import fan_out, is_temp_file, sweep_temp_files
+from episteme_core.store.home import STAGES, Home
+
+
+def temp_folders(home: Home) -> list[Path]:
+    """Every folder an atomic write of the store can leave a temp file in."""
+    folders = [home.root, *fan_out(home.blobs_dir)]
+    for stage in STAGES:
+        directory = home.stage_dir(stage)
+        folders.append(directory)
+        folders.extend(fan_out(directory / "objects"))
+    return folders
+
+
+def sweep_home(home: Home) -> int:
+    """Remove the temp files killed writers left in the store; call only under the writer lock."""
+    return sweep_temp_files(temp_folders(home))
+
+
+def leftover_temp_files(home: Home) -> list[Path]:
+    """The temp files in the store's folders (what ``sweep_home`` would remove), sorted."""
+    found: list[Path] = []
+    for folder in temp_folders(home):
+        try:
+            found.extend(p for p in folder.iterdir() if p.is_file() and is_temp_file(p))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+    return sorted(found)
+
+
+__all__ = ["leftover_temp_files", "sweep_home", "temp_folders"]
