@@ -7,9 +7,10 @@ import json
 import os
 from pathlib import Path
 
-from episteme_git.repo import Repo, parse_commit
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from episteme_git.repo import Repo, parse_commit
 
 LONG = os.environ.get("EPISTEME_FUZZ") == "long"
 _RAN: dict[str, int] = {}

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from episteme_graph.export import html
 from helpers import fixture_graph
+
+from episteme_graph.export import html
 
 CHROMIUM = Path(os.environ.get("EPISTEME_CHROMIUM", "/usr/bin/chromium"))
 ARTIFACTS = Path(

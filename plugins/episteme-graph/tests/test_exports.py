@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 from cypher_store import Store
-from episteme_graph.export import canvas, chunks, ctxt, cypher, html, jsonld, markdown
-from episteme_graph.exporters import EXPORTERS, default_output
 from helpers import FIXTURES, fixture_graph, write_graph
 
 from episteme_core.testing import invoke
+from episteme_graph.export import canvas, chunks, ctxt, cypher, html, jsonld, markdown
+from episteme_graph.exporters import EXPORTERS, default_output
 
 SCRIPT_LABEL = "<script>window.__pwned=1</script>"
 FORMATS = [e.graph_format for e in EXPORTERS]

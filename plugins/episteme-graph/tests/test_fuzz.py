@@ -8,14 +8,14 @@ import json
 from typing import Any
 
 import pytest
-from episteme_graph.exporters import EXPORTERS
-from episteme_graph.load import load
-from episteme_graph.validate import validate_value
 from helpers import fixture_graph
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from episteme_core.api import EpistemeError
+from episteme_graph.exporters import EXPORTERS
+from episteme_graph.load import load
+from episteme_graph.validate import validate_value
 
 JSON = st.recursive(
     st.none()
@@ -147,9 +147,8 @@ def json_like_bytes(draw: st.DrawFn) -> bytes:
 @settings(max_examples=300, deadline=None)
 @given(json_like_bytes())
 def test_the_reader_agrees_with_the_kernels_strict_json(data: bytes) -> None:
-    from episteme_graph.load import parse
-
     from episteme_core.api import loads_strict
+    from episteme_graph.load import parse
 
     try:
         kernel: Any = loads_strict(data, source="x")

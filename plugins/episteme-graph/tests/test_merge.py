@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from episteme_graph.audit import audit_merge
-from episteme_graph.merge import MergeConflict, merge_graphs
-from episteme_graph.validate import validate, validate_value
 from helpers import FIXTURES, rescore, write_graph
 
 from episteme_core.testing import invoke
+from episteme_graph.audit import audit_merge
+from episteme_graph.merge import MergeConflict, merge_graphs
+from episteme_graph.validate import validate, validate_value
 
 
 def _incoming_with_alias_and_new_source(contextual: dict[str, Any]) -> dict[str, Any]:

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from episteme_graph.server import ViewSettings, make_server
-from episteme_graph.token import read_token
 from helpers import fixture_graph, write_graph
 
 from episteme_core.api import EpistemeError
 from episteme_core.testing import invoke
+from episteme_graph.server import ViewSettings, make_server
+from episteme_graph.token import read_token
 
 TOKEN = "t" * 40
 

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from episteme_graph.validate import validate, validate_value
 from helpers import FIXTURES, fixture_graph, write_graph
 
 from episteme_core.testing import invoke
 from episteme_core.testing import validate as validate_schema
+from episteme_graph.validate import validate, validate_value
 
 BROKEN = FIXTURES / "broken"
 EXPECTED: dict[str, dict[str, str]] = json.loads((BROKEN / "expected.json").read_text("utf-8"))

@@ -78,7 +78,7 @@ def session_record(workspace: str, session: dict[str, Any], messages: list[dict[
 
 def _storable(*values: Any) -> bool:
     """True when ``values`` can be written as canonical JSON (no lone surrogate, no NaN, no huge int)."""
-    from episteme_core.canonical import canonical_bytes
+    from episteme_core.api import canonical_bytes
 
     try:
         canonical_bytes(list(values))

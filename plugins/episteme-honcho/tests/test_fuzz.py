@@ -8,12 +8,12 @@ import json
 import os
 from typing import Any
 
-from episteme_honcho.client import HonchoClient
-from episteme_honcho.source import session_record
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from episteme_core.api import EpistemeError
+from episteme_honcho.client import HonchoClient
+from episteme_honcho.source import session_record
 
 LONG = os.environ.get("EPISTEME_FUZZ") == "long"
 _RAN: dict[str, int] = {}

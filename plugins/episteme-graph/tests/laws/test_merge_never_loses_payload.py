@@ -7,14 +7,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from episteme_graph.generate import synthetic_graph
-from episteme_graph.merge import MergeConflict, merge_graphs, recompute
-from episteme_graph.validate import validate_value
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from episteme_core.api import canonical_text
 from episteme_core.testing import invoke
+from episteme_graph.generate import synthetic_graph
+from episteme_graph.merge import MergeConflict, merge_graphs, recompute
+from episteme_graph.validate import validate_value
 
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=12)
 FIELDS = ("label", "definition", "relevance", "note")
