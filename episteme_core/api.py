@@ -31,6 +31,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Outcome": ("episteme_core.cli.command", "Outcome"),
     "Context": ("episteme_core.cli.context", "Context"),
     "add_int_option": ("episteme_core.cli.parser", "add_int_option"),
+    "add_global_options": ("episteme_core.cli.main", "add_global_options"),
+    "ArgumentParser": ("episteme_core.cli.parser", "ArgumentParser"),
     # The home and the store.
     "Home": ("episteme_core.store.home", "Home"),
     "read_catalog": ("episteme_core.snapshots", "read_catalog"),
@@ -77,6 +79,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "BaseReader": ("episteme_core.ask.reader", "BaseReader"),
     "reader_messages": ("episteme_core.ask.protocol", "messages"),
     "extract_ids": ("episteme_core.ask.protocol", "extract_ids"),
+    "reader_prompt_parts": ("episteme_core.ask.protocol", "prompt_parts"),
     "AskOptions": ("episteme_core.ask.run", "AskOptions"),
     "ask": ("episteme_core.ask.run", "ask"),
     "MemoryShard": ("episteme_core.ask.memory", "MemoryShard"),
@@ -105,6 +108,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time names load laz
     from episteme_core.ask.memory import MemoryChunk, MemoryShard
     from episteme_core.ask.protocol import extract_ids
     from episteme_core.ask.protocol import messages as reader_messages
+    from episteme_core.ask.protocol import prompt_parts as reader_prompt_parts
     from episteme_core.ask.reader import (
         BaseReader,
         Candidate,
@@ -120,7 +124,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time names load laz
     from episteme_core.chunk import Chunk, ChunkBlock
     from episteme_core.cli.command import Command, Outcome
     from episteme_core.cli.context import Context
-    from episteme_core.cli.parser import add_int_option
+    from episteme_core.cli.main import add_global_options
+    from episteme_core.cli.parser import ArgumentParser, add_int_option
     from episteme_core.document import (
         CONTENT_TRUST,
         BBox,
