@@ -80,6 +80,10 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "reader_messages": ("episteme_core.ask.protocol", "messages"),
     "extract_ids": ("episteme_core.ask.protocol", "extract_ids"),
     "reader_prompt_parts": ("episteme_core.ask.protocol", "prompt_parts"),
+    "reader_response_format": ("episteme_core.ask.protocol", "response_format"),
+    "Bm25Reader": ("episteme_core.ask.bm25", "Bm25Reader"),
+    "HttpReader": ("episteme_core.ask.http", "HttpReader"),
+    "ReaderPool": ("episteme_core.ask.pool", "Pool"),
     "AskOptions": ("episteme_core.ask.run", "AskOptions"),
     "ask": ("episteme_core.ask.run", "ask"),
     "MemoryShard": ("episteme_core.ask.memory", "MemoryShard"),
@@ -105,10 +109,14 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time names load lazily above
+    from episteme_core.ask.bm25 import Bm25Reader
+    from episteme_core.ask.http import HttpReader
     from episteme_core.ask.memory import MemoryChunk, MemoryShard
+    from episteme_core.ask.pool import Pool as ReaderPool
     from episteme_core.ask.protocol import extract_ids
     from episteme_core.ask.protocol import messages as reader_messages
     from episteme_core.ask.protocol import prompt_parts as reader_prompt_parts
+    from episteme_core.ask.protocol import response_format as reader_response_format
     from episteme_core.ask.reader import (
         BaseReader,
         Candidate,

@@ -112,7 +112,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
         return _serve(args, ctx)
     if action == "check":
         return _check(args)
-    raise EpistemeError("INVALID_USAGE", "name an action: serve or check", hint="Run 'episteme reader --help'.")
+    raise EpistemeError("INVALID_USAGE", "name an action: serve or check",
+                        hint="Run 'episteme reader --help'.")
 
 
 def _serve(args: argparse.Namespace, ctx: Context) -> Outcome:

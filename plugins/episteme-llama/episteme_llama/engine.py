@@ -205,7 +205,8 @@ def check_file(path: str) -> GgufInfo:
 
 def _load_failure(path: str, info: GgufInfo, log: list[str]) -> LoadError:
     """The reason llama.cpp gave for refusing ``path``, from its log."""
-    reasons = [line.split("error loading model:", 1)[1].strip() for line in log if "error loading model:" in line]
+    marker = "error loading model:"
+    reasons = [line.split(marker, 1)[1].strip() for line in log if marker in line]
     reasons = reasons or [line for line in log if "failed to load model" not in line]
     cause = "; ".join(dict.fromkeys(line.rstrip(".") for line in reasons[-3:])) or "no reason logged"
     arch = info.architecture or "?"
@@ -252,7 +253,8 @@ class Context:
             handle = llama_cpp.llama_init_from_model(model.handle, params)
         if not handle:
             raise LoadError(
-                f"llama.cpp could not create a context of {n_ctx} tokens: {'; '.join(log[-2:]) or 'no reason'}",
+                f"llama.cpp could not create a context of {n_ctx} tokens: "
+                f"{'; '.join(log[-2:]) or 'no reason'}",
                 invalid_input=False, hint="lower n_ctx, or give the machine more memory",
             )
         self._handle = handle

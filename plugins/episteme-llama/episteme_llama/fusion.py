@@ -21,7 +21,7 @@ that hesitates between 0.50 and 0.51 moves nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -37,28 +37,30 @@ class Fused:
     relevance: float
 
 
-def eligible(candidates: Sequence[Any], best_coverage: float, *, ratio: float, min_score: float) -> list[Any]:
-    """The candidates the bm25 reader would consider (the same gate, so fuse names no worse)."""
-    if not candidates:
-        return []
-    best = max(best_coverage, *(c.coverage for c in candidates))
-    floor = ratio * best
-    return [c for c in candidates if c.score > min_score and c.coverage >= floor]
+def eligible(request: Any, *, ratio: float, min_score: float) -> list[Any]:
+    """The candidates the bm25 reader would consider, in its order: the kernel's own rule, asked
+    for every candidate it would name, so fuse can name no worse."""
+    from episteme_core.api import Bm25Reader, ReaderSpec
+
+    bm25 = Bm25Reader(ReaderSpec(name="bm25", kind="bm25", options={
+        "top": max(1, len(request.candidates)), "ratio": ratio, "min_score": min_score}))
+    named = set(bm25.read(request).labels)
+    return [c for c in request.candidates if c.label in named]
 
 
-def fuse(candidates: Sequence[Any], relevance: Mapping[str, float], *, best_coverage: float,
-         weight: float, top: int, ratio: float, min_score: float) -> list[Fused]:
-    """The named candidates, best first (see the module docstring for the rule).
+def fuse(request: Any, relevance: Mapping[str, float], *, weight: float, top: int, ratio: float,
+         min_score: float) -> list[Fused]:
+    """The named candidates of ``request``, best first (see the module docstring for the rule).
 
     ``relevance`` maps a label to the model's yes-probability; a missing label counts as 0.5."""
-    chosen = eligible(candidates, best_coverage, ratio=ratio, min_score=min_score)
+    chosen = eligible(request, ratio=ratio, min_score=min_score)
     if not chosen:
         return []
-    best = max(c.score for c in candidates) or 1.0
+    best = max(c.score for c in request.candidates) or 1.0
     rows = []
     for c in chosen:
         bm25 = c.score / best
         model = float(relevance.get(c.label, 0.5))
-        rows.append((-( (1.0 - weight) * bm25 + weight * model), -c.score, c.ref, c.label, bm25, model))
+        rows.append((-((1.0 - weight) * bm25 + weight * model), -c.score, c.ref, c.label, bm25, model))
     rows.sort()
     return [Fused(label, -negative, bm25, model) for negative, _, _, label, bm25, model in rows[:top]]

@@ -85,7 +85,8 @@ def parse_options(raw: Mapping[str, Any]) -> LlamaOptions:
         if key not in raw or (key == "threads" and raw[key] is None):
             continue
         value = raw[key]
-        if isinstance(value, bool) or not isinstance(value, int | float) or (integer and not isinstance(value, int)):
+        wrong_type = isinstance(value, bool) or not isinstance(value, int | float)
+        if wrong_type or (integer and not isinstance(value, int)):
             raise OptionError(f"{key} must be {'an integer' if integer else 'a number'}")
         if not low <= value <= high:
             raise OptionError(f"{key} must be between {low:g} and {high:g}, got {value:g}")

@@ -18,10 +18,19 @@ from __future__ import annotations
 
 import math
 import queue
+import threading
 import time
 from typing import Any
 
-from episteme_core.api import BaseReader, EpistemeError, ReadError, ReaderSpec, ReadReply, ReadRequest, extract_ids
+from episteme_core.api import (
+    BaseReader,
+    EpistemeError,
+    ReadError,
+    ReaderSpec,
+    ReadReply,
+    ReadRequest,
+    extract_ids,
+)
 from episteme_llama import fusion, grammar
 from episteme_llama.engine import Context, DeadlineExceeded, DecodeError, LoadError, Model
 from episteme_llama.options import LlamaOptions, OptionError, parse_options
@@ -98,6 +107,9 @@ class LlamaReader(BaseReader):
             raise
         self.threads = threads
         self.closed = False
+        self._busy_lock = threading.Lock()
+        self.busy = 0
+        self.peak_busy = 0  # the most reads that ran at once
 
     # -- what it is -------------------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
@@ -126,6 +138,9 @@ class LlamaReader(BaseReader):
     def read(self, request: ReadRequest) -> ReadReply:
         deadline = time.monotonic() + self.timeout
         context = self._take(deadline)
+        with self._busy_lock:
+            self.busy += 1
+            self.peak_busy = max(self.peak_busy, self.busy)
         try:
             if self.mode == "generate":
                 return self._generate(context, request, deadline)
@@ -135,6 +150,8 @@ class LlamaReader(BaseReader):
         except DecodeError as exc:
             raise ReadError(str(exc)) from exc
         finally:
+            with self._busy_lock:
+                self.busy -= 1
             self._free.put(context)
 
     def _take(self, deadline: float) -> Context:
@@ -143,7 +160,8 @@ class LlamaReader(BaseReader):
         except queue.Empty:
             raise ReadError(f"no free slot within {self.timeout:g} s") from None
 
-    def relevance(self, context: Context, question: str, candidates: Any, deadline: float | None) -> dict[str, float]:
+    def relevance(self, context: Context, question: str, candidates: Any,
+                  deadline: float | None) -> dict[str, float]:
         """The model's yes-probability for each candidate (label -> 0..1), batched over one prefix."""
         if not candidates:
             return {}
@@ -160,11 +178,9 @@ class LlamaReader(BaseReader):
 
     def _fuse(self, context: Context, request: ReadRequest, deadline: float) -> ReadReply:
         options = self.options
-        chosen = fusion.eligible(request.candidates, request.best_coverage, ratio=options.ratio,
-                                 min_score=options.min_score)
+        chosen = fusion.eligible(request, ratio=options.ratio, min_score=options.min_score)
         scores = self.relevance(context, request.question, chosen, deadline)
-        named = fusion.fuse(request.candidates, scores, best_coverage=request.best_coverage,
-                            weight=options.weight, top=options.top, ratio=options.ratio,
+        named = fusion.fuse(request, scores, weight=options.weight, top=options.top, ratio=options.ratio,
                             min_score=options.min_score)
         return ReadReply(labels=tuple(f.label for f in named), scores={f.label: f.fused for f in named})
 
@@ -196,7 +212,8 @@ class LlamaReader(BaseReader):
             return tokens
         overhead = len(self._listing_tokens(request, [""] * len(texts)))
         if overhead >= room:
-            raise ReadError(f"{len(texts)} labels and the question do not fit the context of {self.n_ctx} tokens")
+            raise ReadError(f"{len(texts)} labels and the question do not fit the context of "
+                            f"{self.n_ctx} tokens")
         pieces = [self.model.tokenize(t) for t in texts]
         cap = _water_level([len(p) for p in pieces], room - overhead)
         for _ in range(6):
@@ -244,7 +261,8 @@ def open_reader(spec: ReaderSpec, options: LlamaOptions | None = None) -> LlamaR
         import llama_cpp  # noqa: F401
     except ImportError as exc:
         raise EpistemeError(
-            "PROCESSING_FAILED", f"reader {spec.name!r} needs llama-cpp-python, which is not installed ({exc})",
+            "PROCESSING_FAILED",
+            f"reader {spec.name!r} needs llama-cpp-python, which is not installed ({exc})",
             hint="pip install llama-cpp-python (see docs/readers.md for a CUDA build)",
         ) from exc
     from episteme_llama.models import shared_model
@@ -255,7 +273,8 @@ def open_reader(spec: ReaderSpec, options: LlamaOptions | None = None) -> LlamaR
     except LoadError as exc:
         raise EpistemeError(
             "INVALID_INPUT" if exc.invalid_input else "PROCESSING_FAILED",
-            f"reader {spec.name!r}: {exc}", details={"reader": spec.name, "model": options.model}, hint=exc.hint,
+            f"reader {spec.name!r}: {exc}", details={"reader": spec.name, "model": options.model},
+            hint=exc.hint,
         ) from exc
 
 
@@ -263,7 +282,8 @@ class LlamaKind:
     """Factory registered as the reader kind ``llama``."""
 
     name = "llama"
-    description = "a local GGUF model (llama.cpp): generate names labels under a grammar; fuse mixes its relevance with BM25"
+    description = ("a local GGUF model (llama.cpp): generate names labels under a grammar; "
+                   "fuse mixes its relevance with BM25")
 
     def open(self, spec: ReaderSpec) -> LlamaReader:
         return open_reader(spec)

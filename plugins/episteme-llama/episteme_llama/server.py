@@ -227,7 +227,7 @@ class ReaderServer:
         self._ids = itertools.count(1)
         self._stats_lock = threading.Lock()
         self.stats = {"reads": 0, "failed": 0, "runs": 0}
-        facts = getattr(reader, "model").facts
+        facts = reader.model.facts
         self.model_id = facts.name or facts.architecture
         self.httpd = _Server((settings.host, settings.port), self)
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.1},
@@ -242,8 +242,8 @@ class ReaderServer:
     def public_facts(self) -> dict[str, Any]:
         """What /health tells a client: no path, no token."""
         described = self.reader.describe()
-        return {key: described[key] for key in ("mode", "device", "gpuLayers", "slots", "nCtx", "architecture",
-                                                "modelName", "top", "weight")} | {"model": self.model_id}
+        keys = ("mode", "device", "gpuLayers", "slots", "nCtx", "architecture", "modelName", "top", "weight")
+        return {key: described[key] for key in keys} | {"model": self.model_id}
 
     def count(self, key: str) -> None:
         with self._stats_lock:

@@ -61,6 +61,7 @@ def serve(options: LlamaOptions, settings: ServeSettings, *, slots: int, timeout
                     raise
                 stopped = str((exc.details or {}).get("signal", "CANCELLED"))
         return {"url": server.url, "stopped": stopped, "seconds": round(time.monotonic() - started, 3),
+                "peakSlotsBusy": reader.peak_busy,
                 **server.stats, "reader": reader.describe()}
     finally:
         reader.close()

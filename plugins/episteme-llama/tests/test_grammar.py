@@ -7,12 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from episteme_llama.engine import Model
 from episteme_llama.grammar import ids_grammar, literal, max_reply_tokens
 from episteme_llama.testing import grammar_accepts
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +32,8 @@ def test_examples_by_hand(model: Model) -> None:
         assert grammar_accepts(model, rules, reply(ids)), ids
     for ids in refused:
         assert not grammar_accepts(model, rules, reply(ids)), ids
-    for text in ['{"ids": ["p1"]', '{"ids":["p1"]}', '{"ids": ["p1","p2"]}', '{"ids": ["p1"]} ', '["p1"]', ""]:
+    malformed = ['{"ids": ["p1"]', '{"ids":["p1"]}', '{"ids": ["p1","p2"]}', '{"ids": ["p1"]} ', '["p1"]', ""]
+    for text in malformed:
         assert not grammar_accepts(model, rules, text), text
 
 

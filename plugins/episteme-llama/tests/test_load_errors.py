@@ -8,11 +8,11 @@ import struct
 from pathlib import Path
 
 import pytest
-
-from episteme_core.api import EpistemeError, ReaderSpec
 from episteme_llama.gguf_header import GgufError, read_header
 from episteme_llama.reader import open_reader
 from episteme_llama.testing import build_tiny_gguf
+
+from episteme_core.api import EpistemeError, ReaderSpec
 
 
 def opening(model: str | Path, **options: object) -> EpistemeError:
@@ -36,7 +36,8 @@ def test_missing_file_and_directory(tmp_path: Path) -> None:
     assert error.code == "INVALID_INPUT" and "not a regular file" in error.message
 
 
-@pytest.mark.parametrize("content", [b"", b"GGU", b"hello, this is a text file\n", b"\x7fELF\x02\x01\x01\x00"])
+@pytest.mark.parametrize("content", [b"", b"GGU", b"hello, this is a text file\n",
+                                     b"\x7fELF\x02\x01\x01\x00"])
 def test_a_file_that_is_not_gguf_is_invalid_input(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "model.gguf"
     path.write_bytes(content)
@@ -111,4 +112,5 @@ def test_limits_at_the_edge_are_accepted(tiny_model: Path) -> None:
 def test_a_reader_entry_without_a_model(tiny_model: Path) -> None:
     with pytest.raises(EpistemeError) as caught:
         open_reader(ReaderSpec(name="llama", kind="llama"))
-    assert caught.value.code == "INVALID_INPUT" and "model must be the path of a GGUF file" in caught.value.message
+    assert caught.value.code == "INVALID_INPUT"
+    assert "model must be the path of a GGUF file" in caught.value.message

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from episteme_llama.reader import LlamaReader, open_reader
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from episteme_core.api import ReaderSpec, ReadError, ReadRequest
-from episteme_llama.reader import LlamaReader, open_reader
+from episteme_core.api import EpistemeError, ReadError, ReaderSpec, ReadRequest
 
 from .conftest import WORDS, read_request
 
@@ -98,11 +98,9 @@ def test_fuse_scores_each_candidate_the_same_whatever_its_batch(open_llama: Open
 
 
 def test_fuse_with_weight_zero_is_the_bm25_reader(open_llama: Open) -> None:
-    from episteme_core.api import ReaderSpec as Spec
+    from episteme_core.api import Bm25Reader
 
-    from episteme_core.ask.bm25 import Bm25Reader  # the kernel's rule, to compare with
-
-    bm25 = Bm25Reader(Spec(name="bm25", kind="bm25"))
+    bm25 = Bm25Reader(ReaderSpec(name="bm25", kind="bm25"))
     reader = open_llama(mode="fuse", weight=0.0)
     for seed in range(10):
         request = shard(seed)
@@ -163,17 +161,14 @@ def test_describe_says_where_it_runs(open_llama: Open, tiny_model: Path) -> None
     assert everything["architecture"] == "llama" and everything["model"] == str(tiny_model)
 
 
-def test_the_kind_is_registered_and_opens_from_config_options(tiny_model: Path) -> None:
-    from episteme_core.plugins import get_plugins
+def test_the_kind_is_registered_through_the_entry_point() -> None:
+    from episteme_core.testing import invoke
 
-    get_plugins.cache_clear()
-    kind = get_plugins().get("reader", "llama")
-    reader = kind.open(ReaderSpec(name="local", kind="llama", options={"model": str(tiny_model), "mode": "generate"}))
-    try:
-        assert reader.kind == "llama" and reader.mode == "generate"
-    finally:
-        reader.close()
-        get_plugins.cache_clear()
+    listed = invoke("plugins", "--json")
+    assert listed.exit_code == 0, listed.stderr
+    [plugin] = [p for p in listed.envelope["data"]["plugins"] if p["module"] == "episteme_llama.plugin"]
+    assert plugin["error"] is None
+    assert plugin["components"] == {"command": ["reader"], "reader": ["llama"]}
 
 
 def test_an_empty_read_and_reading_after_close(open_llama: Open) -> None:
@@ -183,5 +178,5 @@ def test_an_empty_read_and_reading_after_close(open_llama: Open) -> None:
     with pytest.raises(ReadError):
         reader.health()
     spec = ReaderSpec(name="x", kind="llama", options={"model": "/nonexistent.gguf"})
-    with pytest.raises(Exception):
+    with pytest.raises(EpistemeError, match="does not exist"):
         open_reader(spec)
