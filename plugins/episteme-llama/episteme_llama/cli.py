@@ -65,13 +65,16 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
                    help="fuse: candidates decoded together over the shared prompt prefix")
     add_int_option(parser, "--top", default=opts.DEFAULT_TOP, low=1, high=50,
                    help="most labels a read names")
+    add_int_option(parser, "--max-candidate-tokens", default=opts.DEFAULT_MAX_CANDIDATE_TOKENS, low=16,
+                   high=1 << 20, help="tokens of each candidate the model reads (its start)")
     parser.add_argument("--weight", type=_number(0.0, 1.0), default=opts.DEFAULT_WEIGHT, metavar="W",
                         help=f"fuse: the model's share of the fused score (default {opts.DEFAULT_WEIGHT})")
 
 
 def _options_from(args: argparse.Namespace) -> opts.LlamaOptions:
     raw = {"model": args.model, "mode": args.mode, "n_ctx": args.n_ctx, "n_gpu_layers": args.n_gpu_layers,
-           "seed": args.seed, "batch_size": args.batch_size, "top": args.top, "weight": args.weight}
+           "seed": args.seed, "batch_size": args.batch_size, "top": args.top, "weight": args.weight,
+           "max_candidate_tokens": args.max_candidate_tokens}
     if args.threads is not None:
         raw["threads"] = int(args.threads)
     try:

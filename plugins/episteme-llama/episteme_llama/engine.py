@@ -151,6 +151,12 @@ class Model:
                 return list(buffer[:count])
             capacity = -count
 
+    def tokenize_prompt(self, text: str) -> list[int]:
+        """Tokens of a rendered chat prompt: with the BOS token the model expects, unless the
+        template already wrote it."""
+        wants_bos = self.add_bos and not (self.bos_text and text.startswith(self.bos_text))
+        return self.tokenize(text, add_bos=wants_bos)
+
     def detokenize(self, tokens: Sequence[int]) -> str:
         """The text of ``tokens`` (special tokens rendered)."""
         llama_cpp = _llama()

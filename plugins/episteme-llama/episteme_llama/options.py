@@ -3,7 +3,8 @@
 ```json
 {"name": "local", "kind": "llama", "model": "/models/smollm2.gguf", "mode": "fuse",
  "slots": 1, "timeout": 60, "n_ctx": 4096, "threads": 2, "n_gpu_layers": -1, "seed": 0,
- "batch_size": 8, "top": 5, "weight": 0.3, "ratio": 0.5, "min_score": 0}
+ "batch_size": 8, "top": 5, "weight": 0.3, "ratio": 0.5, "min_score": 0,
+ "max_candidate_tokens": 512}
 ```
 
 Every key is checked (type and range) and an unknown key is refused, so a typo cannot silently fall
@@ -23,6 +24,9 @@ DEFAULT_MODE = "fuse"
 DEFAULT_N_CTX = 4096
 DEFAULT_BATCH_SIZE = 8
 DEFAULT_TOP = 5
+# The model reads at most this many tokens of each candidate (its start): reading cost grows with
+# it, and a small model judges a long passage no better. The answer always quotes the whole paragraph.
+DEFAULT_MAX_CANDIDATE_TOKENS = 512
 # The fusion weight, chosen on the dev questions with SmolLM2-135M (docs/readers.md): the best
 # hit@5 and MRR of the weights tried; a stronger model earns a higher weight (measure it).
 DEFAULT_WEIGHT = 0.3
@@ -38,6 +42,7 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "weight": (0.0, 1.0, False),
     "ratio": (0.0, 1.0, False),
     "min_score": (0.0, 1e9, False),
+    "max_candidate_tokens": (16, 1 << 20, True),
 }
 KEYS = {"model", "mode", *RANGES}
 
@@ -61,6 +66,7 @@ class LlamaOptions:
     weight: float = DEFAULT_WEIGHT
     ratio: float = DEFAULT_RATIO
     min_score: float = 0.0
+    max_candidate_tokens: int = DEFAULT_MAX_CANDIDATE_TOKENS
 
     def threads_for(self, slots: int) -> int:
         """Decode threads per slot: as given, else the cores divided among the slots (at least 1)."""

@@ -50,7 +50,7 @@ class ChatTemplate:
 
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-        class Pinned(Jinja2ChatFormatter):  # type: ignore[misc]
+        class Pinned(Jinja2ChatFormatter):
             @staticmethod
             def strftime_now(f: str) -> str:
                 return datetime(*PINNED_DATE).strftime(f)
@@ -61,7 +61,7 @@ class ChatTemplate:
 
     def render(self, messages: list[dict[str, str]]) -> str:
         """The prompt for ``messages``, ending where the assistant's reply begins."""
-        return str(self._formatter(messages=messages).prompt)
+        return str(self._formatter(messages=messages).prompt)  # type: ignore[arg-type]
 
     def relevance_split(self, question: str) -> tuple[str, str]:
         """The relevance prompt for ``question`` cut where the paragraph goes: (before, after)."""

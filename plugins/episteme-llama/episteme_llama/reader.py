@@ -122,6 +122,7 @@ class LlamaReader(BaseReader):
             "gpuLayers": facts.gpu_layers, "layers": facts.layers, "nCtx": self.n_ctx,
             "nCtxTrain": facts.context_train, "threads": self.threads, "slots": self.slots,
             "batchSize": self.options.batch_size, "top": self.options.top,
+            "maxCandidateTokens": self.options.max_candidate_tokens,
             "weight": self.options.weight if self.mode == "fuse" else None,
             "chatTemplate": "gguf" if facts.chat_template else "chatml (the file has none)",
         }
@@ -166,12 +167,13 @@ class LlamaReader(BaseReader):
         if not candidates:
             return {}
         before, after = self.template.relevance_split(question)
-        prefix = self.model.tokenize(before)
+        prefix = self.model.tokenize_prompt(before)
         tail = self.model.tokenize(after)
         room = self.n_ctx - len(prefix) - len(tail)
         if room < MIN_FIT_TOKENS:
             raise ReadError(f"the question alone takes more than the context of {self.n_ctx} tokens")
-        suffixes = [self.model.tokenize(c.text)[:room] + tail for c in candidates]
+        keep = min(room, self.options.max_candidate_tokens)
+        suffixes = [self.model.tokenize(c.text)[:keep] + tail for c in candidates]
         logits = context.score_next(prefix, suffixes, group=self.options.batch_size, deadline=deadline)
         return {c.label: probability(log_odds(row, self.yes, self.no))
                 for c, row in zip(candidates, logits, strict=True)}
@@ -202,11 +204,16 @@ class LlamaReader(BaseReader):
     def listing_prompt(self, request: ReadRequest, *, reserve: int) -> list[int]:
         """The prompt tokens of a generating read, within ``n_ctx - reserve`` tokens.
 
-        When every candidate does not fit whole, each is cut to the same number of tokens (short
-        ones keep all of theirs): every label is still offered, and the model sees each one's start.
+        Each candidate is cut to ``max_candidate_tokens``; when they still do not all fit, each is
+        cut to the same number of tokens (short ones keep all of theirs): every label is still
+        offered, and the model sees each one's start.
         The answer never uses these cut texts; it quotes the stored paragraphs."""
         room = self.n_ctx - reserve
-        texts = [c.text for c in request.candidates]
+        cap = self.options.max_candidate_tokens
+        pieces = [self.model.tokenize(c.text) for c in request.candidates]
+        texts = [c.text if len(p) <= cap else self.model.detokenize(p[:cap])
+                 for c, p in zip(request.candidates, pieces, strict=True)]
+        pieces = [p[:cap] for p in pieces]
         tokens = self._listing_tokens(request, texts)
         if len(tokens) <= room:
             return tokens
@@ -214,7 +221,6 @@ class LlamaReader(BaseReader):
         if overhead >= room:
             raise ReadError(f"{len(texts)} labels and the question do not fit the context of "
                             f"{self.n_ctx} tokens")
-        pieces = [self.model.tokenize(t) for t in texts]
         cap = _water_level([len(p) for p in pieces], room - overhead)
         for _ in range(6):
             cut = [self.model.detokenize(p[:cap]) for p in pieces]
@@ -225,7 +231,7 @@ class LlamaReader(BaseReader):
         raise ReadError(f"the candidates do not fit the context of {self.n_ctx} tokens")
 
     def _listing_tokens(self, request: ReadRequest, texts: list[str]) -> list[int]:
-        return self.model.tokenize(self.template.render(messages_with(request, texts)))
+        return self.model.tokenize_prompt(self.template.render(messages_with(request, texts)))
 
     def close(self) -> None:
         self.closed = True

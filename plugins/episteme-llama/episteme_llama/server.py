@@ -235,8 +235,8 @@ class ReaderServer:
 
     @property
     def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        shown = f"[{host}]" if ":" in str(host) else str(host)
+        host, port = str(self.httpd.server_address[0]), int(self.httpd.server_address[1])
+        shown = f"[{host}]" if ":" in host else host
         return f"http://{shown}:{port}"
 
     def public_facts(self) -> dict[str, Any]:
