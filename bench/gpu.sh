@@ -113,7 +113,7 @@ say "models: ${MODELS[*]}"
 
 # -- measurements ------------------------------------------------------------------------------------
 cd "$ROOT" || exit 1
-WEIGHT=$("$VPY" -c 'from episteme_llama.options import DEFAULT_WEIGHT as w; print(w)')
+WEIGHT=$("$VPY" -c 'from episteme_llama.defaults import DEFAULT_WEIGHT as w; print(w)')
 STATUS=1
 for model in "${MODELS[@]}"; do
   for layers in 0 -1; do

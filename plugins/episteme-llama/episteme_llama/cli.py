@@ -10,19 +10,21 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from episteme_core.api import (
     ArgumentParser,
     Command,
-    Context,
     EpistemeError,
     Outcome,
     add_global_options,
     add_int_option,
 )
-from episteme_llama import options as opts
-from episteme_llama.server import DEFAULT_MAX_BODY, DEFAULT_PORT, MAX_MAX_BODY, MIN_MAX_BODY
+from episteme_llama import defaults
+
+if TYPE_CHECKING:
+    from episteme_core.api import Context
+    from episteme_llama.options import LlamaOptions
 
 DESCRIPTION = """\
 Serve a local GGUF model (llama.cpp) as an episteme reader over HTTP, or check that a model loads
@@ -51,35 +53,38 @@ def _number(low: float, high: float) -> Any:
 
 def _model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, metavar="FILE", help="the GGUF model file")
-    parser.add_argument("--mode", choices=opts.MODES, default=opts.DEFAULT_MODE,
+    parser.add_argument("--mode", choices=defaults.MODES, default=defaults.DEFAULT_MODE,
                         help="fuse: model relevance mixed with BM25; generate: the model names labels "
-                             f"under a grammar (default {opts.DEFAULT_MODE})")
-    add_int_option(parser, "--n-ctx", default=opts.DEFAULT_N_CTX, low=256, high=1 << 20,
+                             f"under a grammar (default {defaults.DEFAULT_MODE})")
+    add_int_option(parser, "--n-ctx", default=defaults.DEFAULT_N_CTX, low=256, high=1 << 20,
                    help="context size in tokens per slot")
     parser.add_argument("--threads", type=_number(1, 1024), default=None, metavar="N",
                         help="decode threads per slot (default: the cores divided among the slots)")
     add_int_option(parser, "--n-gpu-layers", default=-1, low=-1, high=100_000,
                    help="layers on the GPU: -1 all (when llama.cpp has a GPU backend), 0 none")
     add_int_option(parser, "--seed", default=0, low=0, high=2**31 - 1, help="seed of the context")
-    add_int_option(parser, "--batch-size", default=opts.DEFAULT_BATCH_SIZE, low=1, high=64,
+    add_int_option(parser, "--batch-size", default=defaults.DEFAULT_BATCH_SIZE, low=1, high=64,
                    help="fuse: candidates decoded together over the shared prompt prefix")
-    add_int_option(parser, "--top", default=opts.DEFAULT_TOP, low=1, high=50,
+    add_int_option(parser, "--top", default=defaults.DEFAULT_TOP, low=1, high=50,
                    help="most labels a read names")
-    add_int_option(parser, "--max-candidate-tokens", default=opts.DEFAULT_MAX_CANDIDATE_TOKENS, low=16,
-                   high=1 << 20, help="tokens of each candidate the model reads (its start)")
-    parser.add_argument("--weight", type=_number(0.0, 1.0), default=opts.DEFAULT_WEIGHT, metavar="W",
-                        help=f"fuse: the model's share of the fused score (default {opts.DEFAULT_WEIGHT})")
+    add_int_option(parser, "--max-candidate-tokens", default=defaults.DEFAULT_MAX_CANDIDATE_TOKENS,
+                   low=16, high=1 << 20, help="tokens of each candidate the model reads (its start)")
+    weight = defaults.DEFAULT_WEIGHT
+    parser.add_argument("--weight", type=_number(0.0, 1.0), default=weight, metavar="W",
+                        help=f"fuse: the model's share of the fused score (default {weight})")
 
 
-def _options_from(args: argparse.Namespace) -> opts.LlamaOptions:
+def _options_from(args: argparse.Namespace) -> LlamaOptions:
     raw = {"model": args.model, "mode": args.mode, "n_ctx": args.n_ctx, "n_gpu_layers": args.n_gpu_layers,
            "seed": args.seed, "batch_size": args.batch_size, "top": args.top, "weight": args.weight,
            "max_candidate_tokens": args.max_candidate_tokens}
     if args.threads is not None:
         raw["threads"] = int(args.threads)
+    from episteme_llama.options import OptionError, parse_options
+
     try:
-        return opts.parse_options(raw)
-    except opts.OptionError as exc:
+        return parse_options(raw)
+    except OptionError as exc:
         raise EpistemeError("INVALID_USAGE", str(exc), hint="Run 'episteme reader --help'.") from None
 
 
@@ -90,7 +95,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     _model_options(serve)
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to listen on (default 127.0.0.1; others need --token-file)")
-    add_int_option(serve, "--port", default=DEFAULT_PORT, low=0, high=65535,
+    add_int_option(serve, "--port", default=defaults.DEFAULT_PORT, low=0, high=65535,
                    help="port to listen on (0 picks a free one)")
     add_int_option(serve, "--slots", default=1, low=1, high=64,
                    help="reads served at once, each in its own context over the one loaded model")
@@ -98,7 +103,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                        help="file holding the bearer token clients must send (mode 0600, yours, <= 1 KiB)")
     serve.add_argument("--timeout", type=_number(0.05, 3600), default=120.0, metavar="S",
                        help="seconds one read may take before it fails (default 120)")
-    add_int_option(serve, "--max-body", default=DEFAULT_MAX_BODY, low=MIN_MAX_BODY, high=MAX_MAX_BODY,
+    add_int_option(serve, "--max-body", default=defaults.DEFAULT_MAX_BODY, low=defaults.MIN_MAX_BODY,
+                   high=defaults.MAX_MAX_BODY,
                    help="largest request body in bytes")
     add_global_options(serve, suppress=True)
     check = sub.add_parser("check", help="load a GGUF model, say where it runs, and time one read",

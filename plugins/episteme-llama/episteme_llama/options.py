@@ -19,32 +19,18 @@ from typing import Any
 
 import attrs
 
-MODES = ("fuse", "generate")
-DEFAULT_MODE = "fuse"
-DEFAULT_N_CTX = 4096
-DEFAULT_BATCH_SIZE = 8
-DEFAULT_TOP = 5
-# The model reads at most this many tokens of each candidate (its start): reading cost grows with
-# it, and a small model judges a long passage no better. The answer always quotes the whole paragraph.
-DEFAULT_MAX_CANDIDATE_TOKENS = 512
-# The fusion weight, chosen on the dev questions with SmolLM2-135M (docs/readers.md): the best
-# hit@5 and MRR of the weights tried; a stronger model earns a higher weight (measure it).
-DEFAULT_WEIGHT = 0.3
-DEFAULT_RATIO = 0.5
-# name: (low, high, integer?)
-RANGES: dict[str, tuple[float, float, bool]] = {
-    "n_ctx": (256, 1 << 20, True),
-    "threads": (1, 1024, True),
-    "n_gpu_layers": (-1, 100_000, True),
-    "seed": (0, 2**31 - 1, True),
-    "batch_size": (1, 64, True),
-    "top": (1, 50, True),
-    "weight": (0.0, 1.0, False),
-    "ratio": (0.0, 1.0, False),
-    "min_score": (0.0, 1e9, False),
-    "max_candidate_tokens": (16, 1 << 20, True),
-}
-KEYS = {"model", "mode", *RANGES}
+from episteme_llama.defaults import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_MAX_CANDIDATE_TOKENS,
+    DEFAULT_MODE,
+    DEFAULT_N_CTX,
+    DEFAULT_RATIO,
+    DEFAULT_TOP,
+    DEFAULT_WEIGHT,
+    KEYS,
+    MODES,
+    RANGES,
+)
 
 
 class OptionError(ValueError):

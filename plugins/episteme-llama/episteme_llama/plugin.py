@@ -11,7 +11,7 @@ from episteme_core.api import Register, hookimpl
 
 @hookimpl
 def episteme_readers(register: Register) -> None:
-    from episteme_llama.reader import LlamaKind
+    from episteme_llama.kind import LlamaKind
 
     register(LlamaKind())
 

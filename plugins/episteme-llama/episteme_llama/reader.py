@@ -282,14 +282,3 @@ def open_reader(spec: ReaderSpec, options: LlamaOptions | None = None) -> LlamaR
             f"reader {spec.name!r}: {exc}", details={"reader": spec.name, "model": options.model},
             hint=exc.hint,
         ) from exc
-
-
-class LlamaKind:
-    """Factory registered as the reader kind ``llama``."""
-
-    name = "llama"
-    description = ("a local GGUF model (llama.cpp): generate names labels under a grammar; "
-                   "fuse mixes its relevance with BM25")
-
-    def open(self, spec: ReaderSpec) -> LlamaReader:
-        return open_reader(spec)

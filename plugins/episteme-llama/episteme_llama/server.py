@@ -28,11 +28,9 @@ import attrs
 
 from episteme_core.api import ReadError
 from episteme_llama.chat_request import NotAReaderPrompt, read_request
+from episteme_llama.defaults import DEFAULT_MAX_BODY, DEFAULT_PORT
 from episteme_llama.token_file import authorized, is_loopback
 
-DEFAULT_PORT = 8090
-DEFAULT_MAX_BODY = 8 << 20
-MIN_MAX_BODY, MAX_MAX_BODY = 1024, 256 << 20
 CLIENT_TIMEOUT = 30.0
 
 
