@@ -111,6 +111,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, float]:
         "hit@5": sum(1 for r in rows if r["rank"] and r["rank"] <= 5) / n,
         "mrr": sum(1 / r["rank"] for r in rows if r["rank"]) / n,
         "seconds": statistics.fmean(r["seconds"] for r in rows) if rows else 0.0,
+        "ms_per_shard": 1000 * sum(r["seconds"] for r in rows) / max(1, sum(r["shards"] for r in rows)),
         "answered": sum(r["answered"] for r in rows) / n,
     }
 
@@ -180,12 +181,12 @@ def _Home(path: Path) -> Any:  # noqa: N802 - a constructor, named as the class 
 
 
 def table(results: dict[str, list[dict[str, Any]]]) -> str:
-    lines = ["| reader | hit@1 | hit@5 | MRR | s / question | paragraphs in answer |",
-             "|---|---:|---:|---:|---:|---:|"]
+    lines = ["| reader | hit@1 | hit@5 | MRR | s / question | ms / shard | paragraphs in answer |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
     for name, rows in results.items():
         s = summary(rows)
         lines.append(f"| {name} | {s['hit@1']:.3f} | {s['hit@5']:.3f} | {s['mrr']:.3f} | "
-                     f"{s['seconds']:.2f} | {s['answered']:.1f} |")
+                     f"{s['seconds']:.2f} | {s['ms_per_shard']:.0f} | {s['answered']:.1f} |")
     lines += ["", "| reader | " + " | ".join(f"{g} (n)" for g in (*KINDS, "easy", "hard")) + " |",
               "|---|" + "---:|" * (len(KINDS) + 2)]
     for name, rows in results.items():

@@ -11,6 +11,8 @@ import pytest
 from episteme_llama.gguf_header import GgufError, read_header
 from episteme_llama.reader import open_reader
 from episteme_llama.testing import build_tiny_gguf
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from episteme_core.api import EpistemeError, ReaderSpec
 
@@ -114,3 +116,17 @@ def test_a_reader_entry_without_a_model(tiny_model: Path) -> None:
         open_reader(ReaderSpec(name="llama", kind="llama"))
     assert caught.value.code == "INVALID_INPUT"
     assert "model must be the path of a GGUF file" in caught.value.message
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(tail=st.binary(max_size=600), version=st.sampled_from([2, 3]), cut=st.integers(0, 4000))
+def test_any_bytes_after_the_magic_are_read_or_refused_cleanly(tmp_path: Path, tiny_model: Path, tail: bytes,
+                                                               version: int, cut: int) -> None:
+    head = tiny_model.read_bytes()[:cut]
+    for content in (b"GGUF" + struct.pack("<I", version) + tail, head + tail):
+        path = tmp_path / "fuzz.gguf"
+        path.write_bytes(content)
+        try:
+            read_header(path)
+        except GgufError:
+            pass
