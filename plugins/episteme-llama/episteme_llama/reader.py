@@ -38,7 +38,8 @@ from episteme_llama.prompts import ChatTemplate, messages_with
 
 YES_WORDS = ("yes", " yes", "Yes", " Yes", "YES", " YES")
 NO_WORDS = ("no", " no", "No", " No", "NO", " NO")
-MAX_BATCH_TOKENS = 1024
+MAX_BATCH_TOKENS = 512  # tokens per decode call: a read checks its deadline between calls
+CLOSE_WAIT_S = 120.0
 MIN_FIT_TOKENS = 1
 
 
@@ -138,6 +139,8 @@ class LlamaReader(BaseReader):
     # -- reads ------------------------------------------------------------------------------------
     def read(self, request: ReadRequest) -> ReadReply:
         deadline = time.monotonic() + self.timeout
+        if self.closed:
+            raise ReadError("the llama reader is closed")
         context = self._take(deadline)
         with self._busy_lock:
             self.busy += 1
@@ -234,8 +237,17 @@ class LlamaReader(BaseReader):
         return self.model.tokenize_prompt(self.template.render(messages_with(request, texts)))
 
     def close(self) -> None:
+        """Free the contexts once their reads have returned: a read still running (the pool gave up
+        on it) stops at its next deadline check, so freeing its context under it never happens. A
+        context that does not come back within ``CLOSE_WAIT_S`` is left allocated rather than freed
+        under a running decode."""
         self.closed = True
-        for context in self._contexts:
+        deadline = time.monotonic() + CLOSE_WAIT_S
+        for _ in range(len(self._contexts)):
+            try:
+                context = self._free.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
             context.close()
         self._contexts = []
 

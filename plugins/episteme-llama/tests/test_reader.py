@@ -180,3 +180,29 @@ def test_an_empty_read_and_reading_after_close(open_llama: Open) -> None:
     spec = ReaderSpec(name="x", kind="llama", options={"model": "/nonexistent.gguf"})
     with pytest.raises(EpistemeError, match="does not exist"):
         open_reader(spec)
+
+
+def test_closing_while_a_read_runs_waits_for_it_instead_of_freeing_under_it(open_llama: Open) -> None:
+    import threading
+    import time
+
+    big = read_request("white whale", [" ".join(["the white whale and the sea"] * 60)] * 60)
+    reader = open_llama(mode="fuse", timeout=0.3, batch_size=1)
+    outcome: list[object] = []
+
+    def run() -> None:
+        try:
+            outcome.append(reader.read(big))
+        except ReadError as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    while reader.busy == 0 and worker.is_alive():
+        time.sleep(0.001)
+    reader.close()  # returns only once the read has given its context back
+    worker.join(timeout=30)
+    assert not worker.is_alive() and reader._contexts == []
+    assert isinstance(outcome[0], ReadError) and "timed out" in str(outcome[0])
+    with pytest.raises(ReadError, match="closed"):
+        reader.read(shard(1))
