@@ -268,3 +268,23 @@ def test_reader_serve_cli_with_a_token_file_on_a_public_address(tiny_model: Path
         process.send_signal(signal.SIGINT)
         process.communicate(timeout=30)
     assert process.returncode == 0
+
+
+def test_a_port_in_use_is_resource_busy(tiny_model: Path) -> None:
+    import socket
+
+    from episteme_core.api import EpistemeError
+    from episteme_llama.options import parse_options
+    from episteme_llama.service import serve as serve_forever
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        settings = ServeSettings(host="127.0.0.1", port=taken.getsockname()[1])
+        options = parse_options({"model": str(tiny_model), "threads": 1})
+        with pytest.raises(EpistemeError) as caught:
+            serve_forever(options, settings, slots=1, timeout=5, announce=lambda event: None)
+        assert caught.value.code == "RESOURCE_BUSY" and "--port" in (caught.value.hint or "")
+    finally:
+        taken.close()
