@@ -276,7 +276,7 @@ def main() -> None:
         if "generate" in modes:
             reader = open_reader(ReaderSpec("llama-generate", "llama", timeout=600,
                                             options={**base, "mode": "generate"}))
-            described = reader.describe()
+            described = {**reader.describe(), **described}
             chosen = questions[:: args.generate_every]
             results["llama generate"] = run_reader(home, chosen, reader, sources, args.candidates, "generate")
             tokens = reader.decoded_tokens()
