@@ -127,7 +127,9 @@ class CachedFuse:
         self.path = path
         self.cache: dict[str, float] = json.loads(path.read_text()) if path.is_file() else {}
         model = reader.model.facts
-        salt = f"{model.path}|{model.size_bytes}|{reader.options.max_candidate_tokens}|{reader.n_ctx}"
+        # per device too, so a GPU run measures its own time instead of replaying the CPU's answers
+        salt = (f"{model.path}|{model.size_bytes}|{model.device}|{reader.options.max_candidate_tokens}|"
+                f"{reader.n_ctx}")
         original = reader.relevance
 
         def key(question: str, text: str) -> str:
