@@ -4,7 +4,7 @@
 # Builds llama-cpp-python with CUDA (-DGGML_CUDA=on, for this machine's GPU architecture only),
 # installs episteme and episteme-llama from this checkout, then reads the dev questions with
 # SmolLM2-135M-Instruct (and a larger GGUF when one is given or found) in fuse and generate mode,
-# once on the CPU (--n-gpu-layers 0) and once on the GPU (-1), and prints tokens/s and ms per shard
+# once on the GPU (--n-gpu-layers -1) and once on the CPU (0), and prints tokens/s and ms per shard
 # side by side. Run it from the repository root:
 #
 #   bash bench/gpu.sh
@@ -116,7 +116,7 @@ cd "$ROOT" || exit 1
 WEIGHT=$("$VPY" -c 'from episteme_llama.defaults import DEFAULT_WEIGHT as w; print(w)')
 STATUS=1
 for model in "${MODELS[@]}"; do
-  for layers in 0 -1; do
+  for layers in -1 0; do
     device=$([[ $layers == 0 ]] && echo CPU || echo GPU)
     say "reader check: $(basename "$model") on the $device"
     run_for 60 "$VPY" -m episteme_core reader check --model "$model" --n-gpu-layers "$layers" --candidates 16 \
@@ -125,7 +125,7 @@ for model in "${MODELS[@]}"; do
 done
 if [[ -d $CORPUS/w3c && -f $QUESTIONS ]]; then
   for model in "${MODELS[@]}"; do
-    for layers in 0 -1; do
+    for layers in -1 0; do
       device=$([[ $layers == 0 ]] && echo CPU || echo GPU)
       say "dev questions (first $QUESTIONS_LIMIT): $(basename "$model") on the $device, fuse and generate"
       budget=$(( $(left) / 2 ))
