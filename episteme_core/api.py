@@ -107,6 +107,11 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "BaseReader": ("episteme_core.ask.reader", "BaseReader"),
     "reader_messages": ("episteme_core.ask.protocol", "messages"),
     "extract_ids": ("episteme_core.ask.protocol", "extract_ids"),
+    "reader_prompt_parts": ("episteme_core.ask.protocol", "prompt_parts"),
+    "reader_response_format": ("episteme_core.ask.protocol", "response_format"),
+    "Bm25Reader": ("episteme_core.ask.bm25", "Bm25Reader"),
+    "HttpReader": ("episteme_core.ask.http", "HttpReader"),
+    "ReaderPool": ("episteme_core.ask.pool", "Pool"),
     "AskOptions": ("episteme_core.ask.run", "AskOptions"),
     "ask": ("episteme_core.ask.run", "ask"),
     "MemoryShard": ("episteme_core.ask.memory", "MemoryShard"),
@@ -119,24 +124,27 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "crashpoint": ("episteme_core.store.atomic", "crashpoint"),
     "fsync_dir": ("episteme_core.store.atomic", "fsync_dir"),
     "temp_path_for": ("episteme_core.store.atomic", "temp_path_for"),
+    "ArgumentParser": ("episteme_core.cli.parser", "ArgumentParser"),
 }
 
 # Spelled out (not computed) so type checkers see every re-export; a test keeps it equal to _EXPORTS.
 __all__ = [
-    "AskOptions", "BBox", "BaseFamily", "BaseReader", "Block", "CONTENT_TRUST", "Cancelled", "Candidate",
-    "Chunk", "ChunkBlock", "ChunkDiagnostic", "Chunker", "Collected", "Command", "Context", "Cut",
-    "DEFAULT_PRIORITY", "Diagnostic", "Document", "DocumentBuilder", "ERROR_CODES", "EpistemeError",
-    "Exporter", "ExtractRequest", "Extractor", "Family", "Home", "Indexer", "IngestSource", "MemoryChunk",
-    "MemoryShard", "Outcome", "Paragraph", "ProgressSink", "Provenance", "ReadError", "ReadReply",
-    "ReadRequest", "Reader", "ReaderKind", "ReaderSpec", "Record", "Register", "RunContext", "Section",
+    "ArgumentParser", "AskOptions", "BBox", "BaseFamily", "BaseReader", "Block", "Bm25Reader",
+    "CONTENT_TRUST", "Cancelled", "Candidate", "Chunk", "ChunkBlock", "ChunkDiagnostic", "Chunker",
+    "Collected", "Command", "Context", "Cut", "DEFAULT_PRIORITY", "Diagnostic", "Document",
+    "DocumentBuilder", "ERROR_CODES", "EpistemeError", "Exporter", "ExtractRequest", "Extractor",
+    "Family", "Home", "HttpReader", "Indexer", "IngestSource", "MemoryChunk", "MemoryShard", "Outcome",
+    "Paragraph", "ProgressSink", "Provenance", "ReadError", "ReadReply", "ReadRequest", "Reader",
+    "ReaderKind", "ReaderPool", "ReaderSpec", "Record", "Register", "RunContext", "Section",
     "SnapshotCatalog", "SnapshotWriter", "Source", "Span", "Tool", "ToolCall", "Window", "__version__",
     "add_global_options", "add_int_option", "add_pack_option", "ask", "atomic_write", "build_chunks",
     "build_record", "canonical_bytes", "canonical_text", "chunks_from_rows", "crashpoint", "cut_rows",
     "decode_source", "decode_text", "extract_ids", "fingerprint", "from_timestamp", "fsync_dir",
     "hookimpl", "id_segment", "ingest_outcome", "iter_chunk_rows", "known_ids", "layout", "loads_strict",
     "make_identity", "merge_grown", "paragraph_rows", "parse_time", "read_catalog", "read_chunks",
-    "read_documents", "read_input", "reader_messages", "run_ingest", "safe_name", "sha256_hex",
-    "split_paragraphs", "temp_path_for", "utc_iso", "window_rows", "windows",
+    "read_documents", "read_input", "reader_messages", "reader_prompt_parts", "reader_response_format",
+    "run_ingest", "safe_name", "sha256_hex", "split_paragraphs", "temp_path_for", "utc_iso",
+    "window_rows", "windows",
 ]
 
 
@@ -158,10 +166,15 @@ def __dir__() -> list[str]:
 # What type checkers see (``X as X``: an explicit re-export); at run time names load lazily above.
 if TYPE_CHECKING:
     from episteme_core import __version__ as __version__
+    from episteme_core.ask.bm25 import Bm25Reader as Bm25Reader
+    from episteme_core.ask.http import HttpReader as HttpReader
     from episteme_core.ask.memory import MemoryChunk as MemoryChunk
     from episteme_core.ask.memory import MemoryShard as MemoryShard
+    from episteme_core.ask.pool import Pool as ReaderPool
     from episteme_core.ask.protocol import extract_ids as extract_ids
     from episteme_core.ask.protocol import messages as reader_messages
+    from episteme_core.ask.protocol import prompt_parts as reader_prompt_parts
+    from episteme_core.ask.protocol import response_format as reader_response_format
     from episteme_core.ask.reader import BaseReader as BaseReader
     from episteme_core.ask.reader import Candidate as Candidate
     from episteme_core.ask.reader import Reader as Reader
@@ -196,6 +209,7 @@ if TYPE_CHECKING:
     from episteme_core.cli.command import Outcome as Outcome
     from episteme_core.cli.context import Context as Context
     from episteme_core.cli.main import add_global_options as add_global_options
+    from episteme_core.cli.parser import ArgumentParser as ArgumentParser
     from episteme_core.cli.parser import add_int_option as add_int_option
     from episteme_core.components import DEFAULT_PRIORITY as DEFAULT_PRIORITY
     from episteme_core.components import Chunker as Chunker
