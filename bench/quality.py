@@ -41,7 +41,11 @@ HERE = Path(__file__).resolve().parent
 KINDS = ("spec", "rfc", "pdf", "book", "chat")
 KS = (1, 5, 10)
 DEFAULT_SHARED = HERE.parents[1] / "shared"
-SITE = "https://corpus.example/"
+# Each file gets a URL on its publisher's host, as a user capturing it would, so that the families
+# (w3c, whatwg, rfc) apply as they do in real use.
+HOSTS = {"w3c-": "https://www.w3.org/TR/", "whatwg-": "https://url.spec.whatwg.org/",
+         "rfc": "https://www.rfc-editor.org/rfc/"}
+OTHER_HOST = "https://corpus.example/"
 CONTENT_TYPES = {".pdf": "application/pdf", ".html": "text/html", ".xml": "application/xml"}
 
 
@@ -110,9 +114,10 @@ def build_home(corpus: Path, root: Path, cli: Cli) -> dict[str, str]:
             owners[f"chat:claude/corpus/{path.stem}"] = rel
         else:
             shutil.copy(path, docs / path.name)
-            entries.append({"sourceUrl": SITE + path.name, "localPath": path.name,
+            host = next((url for prefix, url in HOSTS.items() if path.name.startswith(prefix)), OTHER_HOST)
+            entries.append({"sourceUrl": host + path.name, "localPath": path.name,
                             "contentType": CONTENT_TYPES.get(path.suffix, "text/plain")})
-            owners[SITE + path.name] = rel
+            owners[host + path.name] = rel
     (docs / "map.json").write_text(json.dumps(entries), "utf-8")
     cli("pipeline", "--map", str(docs / "map.json"), check=False)  # the empty and scanned PDFs fail
     cli("ingest", "books", str(books))

@@ -1,12 +1,20 @@
-"""The Unicode-aware analyzer that turns text into BM25 tokens, the same way for chunks and queries.
+"""The analyzer that turns text into BM25 terms, the same way for chunks and queries (``episteme-2``).
 
 Steps: NFKC (full-width Latin becomes ASCII, ligatures split), casefold ("Straße" → "strasse"),
-diacritic folding (the combining marks Latin, Greek and Cyrillic letters carry: "café" → "cafe"),
-then tokens are maximal runs of letters, digits and combining marks (so a Hindi word stays one
-token; a run longer than 100 characters is cut into 100-character tokens), underscores split
-words, and CJK runs become overlapping bigrams ("東京都" → 東京, 京都).
-No stopwords and no stemming: specs cite "must" and "may", and evidence is matched as written.
-The version string names all of this; a shard built with another version is refused.
+diacritic folding (the combining marks Latin, Greek and Cyrillic letters carry: "café" → "cafe");
+words are maximal runs of letters, digits and combining marks (a Hindi word stays one word; a run
+longer than 100 characters is cut into 100-character words), underscores and hyphens split words,
+CJK runs become overlapping bigrams ("東京都" → 東京, 京都). Then each word is stemmed with the
+Snowball stemmer of the text's language (PyStemmer; English unless the document says otherwise), so
+"policies" meets "policy" and "running" meets "run". Identifiers are found whole and by their parts:
+``frame-ancestors`` gives "frame", "ancestor" and the whole "frameancestor"; ``maxIdleTimeout``
+gives "maxidletimeout" and "max", "idl", "timeout". No stop words: BM25's IDF already weighs common
+words down, and specs cite "must" and "not" (measured on the dev set: dropping the Lucene list cost
+hit@5, see docs/benchmarks.md).
+
+``words`` gives the same words unstemmed, with their places in the original text: what quoted
+phrases and ``--exact`` compare, and what snippets score. The name and version name all of this; a
+shard built by another is refused.
 """
 
 from __future__ import annotations
@@ -14,9 +22,11 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-ANALYZER_VERSION = "unicode-v1"
+ANALYZER_NAME = "episteme"
+ANALYZER_VERSION = "2"
+DEFAULT_LANGUAGE = "english"
 MAX_TOKEN_CHARS = 100
 
 # Combining marks used as diacritics on Latin, Greek and Cyrillic letters (and symbol marks).
@@ -28,22 +38,75 @@ _CJK = (
     "\uac00-\ud7ff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
 )
 _ASCII_TOKEN = re.compile(f"[a-z0-9]{{1,{MAX_TOKEN_CHARS}}}")
+_ASCII_WORD_SPANS = re.compile("[A-Za-z0-9]+")
 # ASCII text in one pass: letters lowercased, digits kept, everything else a space (then split).
 _ASCII_WORDS = {c: (chr(c).lower() if chr(c).isalnum() else " ") for c in range(128)}
+# Identifiers joined by hyphens or underscores (``frame-ancestors``, ``max_idle_timeout``).
+_JOINED = re.compile(r"[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)+")
+# Words with a case change inside (``camelCase``, ``HTTPServer``), and how they split.
+_CAMEL = re.compile(r"[A-Za-z0-9]*(?:[a-z0-9][A-Z]|[A-Z][A-Z][a-z])[A-Za-z0-9]*")
+_CAMEL_PARTS = re.compile(r"[A-Z]+s(?![a-z])|[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_HAS_LETTER = re.compile("[A-Za-z]")
+
+# ISO 639-1 codes and names of the Snowball stemmers PyStemmer ships.
+LANGUAGES = {
+    "ar": "arabic", "hy": "armenian", "eu": "basque", "ca": "catalan", "cs": "czech", "da": "danish",
+    "nl": "dutch", "en": "english", "eo": "esperanto", "et": "estonian", "fi": "finnish", "fr": "french",
+    "de": "german", "el": "greek", "hi": "hindi", "hu": "hungarian", "id": "indonesian", "ga": "irish",
+    "it": "italian", "lt": "lithuanian", "ne": "nepali", "no": "norwegian", "nb": "norwegian",
+    "nn": "norwegian", "fa": "persian", "pl": "polish", "pt": "portuguese", "ro": "romanian",
+    "ru": "russian", "sr": "serbian", "st": "sesotho", "es": "spanish", "sv": "swedish", "ta": "tamil",
+    "tr": "turkish", "yi": "yiddish",
+}
+NO_STEMMING = "none"
 
 
 @functools.cache
-def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """token, diacritics, CJK, CJK split: compiled on the first non-ASCII text (their big character
-    classes cost ~20 ms to compile, which an ASCII query never pays)."""
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """token, diacritics, CJK, CJK split, joined identifier: compiled on the first non-ASCII text
+    (their big character classes cost ~20 ms to compile, which an ASCII query never pays)."""
     from episteme_core.index._marks import MARKS
 
+    word = f"[^\\W_]|[{MARKS}]"
     return (
-        re.compile(f"[\\w{MARKS}]{{1,{MAX_TOKEN_CHARS}}}"),
+        re.compile(f"(?:{word}){{1,{MAX_TOKEN_CHARS}}}"),
         re.compile(_DIACRITICS),
         re.compile(f"[{_CJK}]"),
         re.compile(f"[{_CJK}]+|[^{_CJK}]+"),
+        re.compile(f"(?:{word})+(?:[-_](?:{word})+)+"),
     )
+
+
+def language_of(value: object) -> str:
+    """The Snowball stemmer for a language tag or name ("en-GB", "English", "fr"); English when the
+    tag is missing, ``none`` (no stemming) for a language without a stemmer (Japanese, ...)."""
+    if not isinstance(value, str) or not value.strip():
+        return DEFAULT_LANGUAGE
+    tag = value.strip().lower().replace("_", "-")
+    if tag in LANGUAGES.values():
+        return tag
+    return LANGUAGES.get(tag.split("-")[0], NO_STEMMING)
+
+
+@functools.cache
+def stemmer(language: str) -> Callable[[str], str]:
+    """``word -> stem`` for a Snowball language (cached per word; identity for ``none``)."""
+    if language == NO_STEMMING:
+        return str
+    import Stemmer
+
+    snowball = Stemmer.Stemmer(language, 0)  # our own dict caches; the C cache would only copy it
+    cache: dict[str, str] = {}
+
+    def stem(word: str) -> str:
+        found = cache.get(word)
+        if found is None:
+            found = snowball.stemWord(word) if len(word) > 2 and not word.isdigit() else word
+            if len(cache) < 1_000_000:
+                cache[word] = found
+        return found
+
+    return stem
 
 
 def normalize(text: str) -> str:
@@ -64,45 +127,110 @@ def _cjk_bigrams(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
-def tokenize(text: str) -> list[str]:
-    """The tokens of ``text`` in order (repeats kept: they are term frequency)."""
+def words(text: str) -> list[str]:
+    """The words of ``text`` in order, normalized but not stemmed (repeats kept)."""
     if text.isascii():  # the common case: one translate and a split, as the regex would cut it
-        words = text.translate(_ASCII_WORDS).split()
-        if words and max(map(len, words)) > MAX_TOKEN_CHARS:
+        found = text.translate(_ASCII_WORDS).split()
+        if found and max(map(len, found)) > MAX_TOKEN_CHARS:
             return _ASCII_TOKEN.findall(text.lower())
-        return words
+        return found
     text = normalize(text)
     if text.isascii():
         return _ASCII_TOKEN.findall(text)
-    token_re, _, cjk, cjk_split = _patterns()
-    tokens: list[str] = []
-    for token in token_re.findall(text.replace("_", " ")):
+    token_re, _, cjk, cjk_split, _ = _patterns()
+    out: list[str] = []
+    for token in token_re.findall(text):
         if cjk.search(token) is None:
-            tokens.append(token)
+            out.append(token)
             continue
         for part in cjk_split.findall(token):
             if cjk.match(part):
-                tokens.extend(_cjk_bigrams(part))
+                out.extend(_cjk_bigrams(part))
             else:
-                tokens.append(part)
-    return tokens
+                out.append(part)
+    return out
 
 
-def document_tokens(heading: str | None, text: str, heading_weight: int) -> list[str]:
-    """A chunk's tokens: its heading's tokens ``heading_weight`` times, then its body's."""
-    tokens = tokenize(heading) * heading_weight if heading else []
-    tokens.extend(tokenize(text))
-    return tokens
+def identifier_words(text: str) -> list[str]:
+    """What identifiers add to the words: the whole of each hyphen- or underscore-joined run
+    ("frameancestors") and the parts of each camelCase word ("max", "idle", "timeout")."""
+    extra: list[str] = []
+    if "-" in text or "_" in text:
+        joined = _JOINED.findall(text) if text.isascii() else _patterns()[4].findall(normalize(text))
+        for run in joined:
+            whole = run.replace("-", "").replace("_", "")
+            if len(whole) <= MAX_TOKEN_CHARS and (not whole.isascii() or _HAS_LETTER.search(whole)):
+                extra.append(whole.lower() if whole.isascii() else whole)
+    for word in _CAMEL.findall(text):
+        parts = _CAMEL_PARTS.findall(word)
+        if len(parts) > 1:
+            extra.extend(part.lower() for part in parts)
+    return extra
 
 
-def query_terms(text: str) -> list[str]:
+def tokenize(text: str, language: str = DEFAULT_LANGUAGE) -> list[str]:
+    """The terms of ``text`` in order (repeats kept: they are term frequency): stemmed words, then
+    what identifiers add."""
+    found = words(text)
+    found.extend(identifier_words(text))
+    stem = stemmer(language)
+    if stem is str:
+        return found
+    return list(map(stem, found))
+
+
+def query_terms(text: str, language: str = DEFAULT_LANGUAGE) -> list[str]:
     """A query's distinct terms, sorted (so scoring adds them in one fixed order)."""
-    return sorted(set(tokenize(text)))
+    return sorted(set(tokenize(text, language)))
 
 
-def analyzer_params() -> dict[str, object]:
+def query_terms_for(text: str, languages: Iterable[str]) -> list[str]:
+    """The query's terms under each language a shard holds (a term per stemming), sorted."""
+    terms: set[str] = set()
+    for language in languages:
+        terms.update(tokenize(text, language))
+    return sorted(terms)
+
+
+def word_spans(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, word)`` for each word of ``text``: where it sits in the original text and its
+    normalized, unstemmed form (a CJK run gives its bigrams, all at the run's place)."""
+    if text.isascii():
+        spans: list[tuple[int, int, str]] = []
+        for match in _ASCII_WORD_SPANS.finditer(text):
+            start, word = match.start(), match.group().lower()
+            for i in range(0, len(word), MAX_TOKEN_CHARS):  # a run over 100 characters is cut
+                piece = word[i : i + MAX_TOKEN_CHARS]
+                spans.append((start + i, start + i + len(piece), piece))
+        return spans
+    token_re = _patterns()[0]
+    spans = []
+    # find words in the original text (marks attached), then normalize each one on its own
+    for match in token_re.finditer(text):
+        for word in words(match.group()):
+            spans.append((match.start(), match.end(), word))
+    return spans
+
+
+def analyzer_params(language: str = DEFAULT_LANGUAGE) -> dict[str, object]:
     """What a shard records about the analyzer it was built with."""
-    return {"version": ANALYZER_VERSION, "unicode": "NFKC+casefold+diacritics", "cjk": "bigrams"}
+    return {
+        "name": ANALYZER_NAME,
+        "version": ANALYZER_VERSION,
+        "unicode": "NFKC+casefold+diacritics",
+        "cjk": "bigrams",
+        "stemmer": "snowball",
+        "defaultLanguage": language,
+        "stopwords": "none",
+        "identifiers": "whole+parts",
+    }
+
+
+def analyzer_id(meta: dict[str, object] | None) -> str:
+    """``name-version`` of the analyzer a shard's metadata names (``unicode-v1`` for the first)."""
+    meta = meta or {}
+    name, version = meta.get("name"), meta.get("version")
+    return f"{name}-{version}" if name else str(version)
 
 
 def vocabulary(token_lists: Iterable[list[str]]) -> list[str]:

@@ -18,12 +18,11 @@ from datetime import datetime
 from typing import Any
 
 from episteme_core.index import shardfile
-from episteme_core.index.analyzer import analyzer_params, document_tokens
+from episteme_core.index.analyzer import DEFAULT_LANGUAGE, analyzer_params
+from episteme_core.index.fields import FACETS, FIELD_DEFAULTS, indexed, unit_tokens
+from episteme_core.index.runs import RUN_CHARS, plan_units
 
-BM25_DEFAULTS: dict[str, Any] = {"k1": 1.5, "b": 0.75, "method": "lucene", "headingWeight": 2}
-FACETS = ("family", "authority", "documentType", "normativity")
-# What ``build_shard`` reads of a chunk when it is given the chunks' bytes (the rest is in the bytes).
-INDEXED_FIELDS = ("id", "sourceKind", "heading", "text", "time", *FACETS)
+BM25_DEFAULTS: dict[str, Any] = {"k1": 1.5, "b": 0.75, "method": "lucene"}
 
 
 def epoch_seconds(value: str | None) -> float:
@@ -112,17 +111,28 @@ def _facet_table(rows: list[dict[str, Any]], field: str) -> list[Any]:
     return sorted(values, key=lambda v: (v is not None, "" if v is None else str(v)))
 
 
+def _unit_time(rows: list[dict[str, Any]]) -> float:
+    """A unit's time for ``--since``: its earliest chunk's (NaN when any chunk has none), so a unit
+    passes only when every paragraph it shows is at or after the date."""
+    times = [epoch_seconds(row.get("time")) for row in rows]
+    return math.nan if any(t != t for t in times) else min(times)
+
+
 def build_shard(
     rows: list[dict[str, Any]], *, source: str, name: str, params: dict[str, Any],
     built_from: dict[str, Any], row_bytes: list[bytes] | None = None,
+    fields: dict[str, int] | None = None, run_chars: int = RUN_CHARS,
 ) -> bytes:
     """The bytes of a shard over ``rows`` (chunk JSON objects of one source, sorted by id).
 
-    ``row_bytes``, when given, are the canonical JSON bytes of ``rows`` (as the chunks stage stores
-    them, so they need not be encoded again); else they are encoded here.
+    Scored units are the chunks, except a record's paragraphs, scored as runs (``runs.plan_units``);
+    each unit's terms are its fields with ``fields`` weights (``fields.unit_tokens``). ``row_bytes``,
+    when given, are the canonical JSON bytes of ``rows`` (as the chunks stage stores them, so they
+    need not be encoded again); else they are encoded here.
     """
     import numpy as np
 
+    weights = dict(FIELD_DEFAULTS if fields is None else fields)
     if any(row["sourceKind"] != source for row in rows):
         raise ValueError(f"shard {name}: every chunk must be of source {source}")
     ids = [row["id"] for row in rows]
@@ -136,8 +146,9 @@ def build_shard(
         ]
     elif len(row_bytes) != len(rows):
         raise ValueError(f"shard {name}: one row_bytes item per row")
-    weight = int(params["headingWeight"])
-    token_lists = [document_tokens(row.get("heading"), row["text"], weight) for row in rows]
+    views = [row if "partIndex" in row else indexed(row) for row in rows]
+    units = plan_units(views, run_chars)
+    token_lists = [unit_tokens([views[r] for r in unit], weights) for unit in units]
     vocab, data, indices, indptr = bm25_matrix(token_lists, params)
     del token_lists
     encoded = [term.encode("utf-8") for term in vocab]
@@ -145,7 +156,7 @@ def build_shard(
     np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
     row_offsets = np.zeros(len(row_bytes) + 1, dtype="<u8")
     np.cumsum(np.fromiter(map(len, row_bytes), dtype=np.int64, count=len(row_bytes)), out=row_offsets[1:])
-    facets = {field: _facet_table(rows, field) for field in FACETS}
+    facets = {field: _facet_table(views, field) for field in FACETS}
     arrays: dict[str, tuple[str, bytes]] = {
         "ids": ("u1", bytes.fromhex("".join(ids))),
         "vocabOffsets": ("u8", offsets.tobytes()),
@@ -155,19 +166,32 @@ def build_shard(
         "postingsStart": ("u8", indptr.astype("<u8").tobytes()),
         "rowOffsets": ("u8", row_offsets.tobytes()),
         "rowBytes": ("u1", b"".join(row_bytes)),
-        "times": ("f8", struct.pack(f"<{len(rows)}d", *(epoch_seconds(r.get("time")) for r in rows))),
+        "times": ("f8", struct.pack(f"<{len(units)}d", *(
+            _unit_time([views[r] for r in unit]) for unit in units))),
     }
+    if any(len(unit) != 1 or unit[0] != number for number, unit in enumerate(units)):
+        starts = np.zeros(len(units) + 1, dtype="<u8")
+        np.cumsum(np.fromiter(map(len, units), dtype=np.int64, count=len(units)), out=starts[1:])
+        arrays["unitStart"] = ("u8", starts.tobytes())
+        arrays["unitRows"] = ("u4", struct.pack(f"<{int(starts[-1])}I", *(r for unit in units for r in unit)))
     for field in FACETS:
         codes = {value: code for code, value in enumerate(facets[field])}
-        arrays[f"facet.{field}"] = ("u2", struct.pack(f"<{len(rows)}H", *(codes[r.get(field)] for r in rows)))
+        arrays[f"facet.{field}"] = ("u2", struct.pack(
+            f"<{len(units)}H", *(codes[views[unit[0]].get(field)] for unit in units)))
+    languages = sorted({view["language"] for view in views}) or [DEFAULT_LANGUAGE]
     meta = {
         "name": name,
         "source": source,
         "rows": len(rows),
+        "units": len(units),
+        "runs": sum(1 for unit in units if views[unit[0]].get("recordId") is not None),
         "terms": len(vocab),
         "analyzer": analyzer_params(),
+        "languages": languages,
         "bm25": dict(params),
         "bm25s": BM25S_COMPATIBLE if vocab else None,
+        "fields": weights,
+        "runChars": run_chars,
         "facets": facets,
         "builtFrom": built_from,
     }

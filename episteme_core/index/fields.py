@@ -1,0 +1,84 @@
+"""The fields of a chunk that BM25 weighs: title, section path, heading, defined terms and body.
+
+Weighting is BM25F with one length normalisation, done as boosted copies: a field of weight ``w``
+adds its terms ``w`` times to the scored unit (so its term frequency and its length count ``w``
+times). Title, section path and heading say what a passage is about in few words, and a defined
+term (the ``dt`` of a definition list) names what the passage defines; the body is everything else.
+A field already said by a heavier one is not repeated (a record's heading is its title). The weights
+are chosen on the dev question set (``bench/quality.py``) and recorded in every shard.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from episteme_core.index.analyzer import DEFAULT_LANGUAGE, language_of, tokenize
+
+FIELDS = ("title", "path", "heading", "terms", "body")
+FIELD_DEFAULTS: dict[str, int] = {"title": 1, "path": 1, "heading": 2, "terms": 2, "body": 1}
+MIN_WEIGHT, MAX_WEIGHT = 0, 10
+# What the index keeps of a chunk (besides its bytes): small, so a million chunks fit in memory.
+FACETS = ("family", "authority", "documentType", "normativity")
+
+
+def defined_terms(row: dict[str, Any]) -> str:
+    """The terms the chunk's definition blocks define: the first line of each ``definition`` block
+    whose start the chunk holds (``dt`` text; its ``dd`` follows on the next lines)."""
+    text: str = row.get("text") or ""
+    found = []
+    for block in row.get("blocks") or ():
+        if block.get("kind") == "definition" and block.get("start") == 0:
+            offset = int(block.get("offset", 0))
+            found.append(text[offset : offset + int(block["end"]) - int(block["start"])].split("\n", 1)[0])
+    return "\n".join(found)
+
+
+def indexed(row: dict[str, Any]) -> dict[str, Any]:
+    """The part of a chunk's JSON the index reads: labels, fields, text, and where it sits."""
+    path = [p for p in (row.get("sectionPath") or ()) if isinstance(p, str)]
+    heading = row.get("heading") or ""
+    title = row.get("title") or ""
+    ancestors = [p for p in path if p not in (heading, title)]
+    attributes = row.get("attributes") or {}
+    part = row.get("part") or {}
+    return {
+        "id": row["id"],
+        "sourceKind": row.get("sourceKind"),
+        "title": title,
+        "path": "\n".join(ancestors),
+        "heading": heading if heading != title else "",
+        "terms": defined_terms(row),
+        "text": row.get("text") or "",
+        "time": row.get("time"),
+        "language": language_of(row.get("language")),
+        "recordId": row.get("recordId"),
+        "paragraph": row.get("paragraph"),
+        "partIndex": part.get("index", 1) if isinstance(part, dict) else 1,
+        "marked": bool(attributes.get("marked")) if isinstance(attributes, dict) else False,
+        **{facet: row.get(facet) for facet in FACETS},
+    }
+
+
+def unit_tokens(rows: list[dict[str, Any]], weights: dict[str, int]) -> list[str]:
+    """The terms of a scored unit (one chunk, or a run of a record's paragraphs): the labelled
+    fields of its first chunk, each ``weight`` times, then every chunk's body ``body`` times."""
+    first = rows[0]
+    language = first.get("language") or DEFAULT_LANGUAGE
+    tokens: list[str] = []
+    for field in ("title", "path", "heading", "terms"):
+        weight = weights.get(field, 0)
+        value = first.get(field)
+        if weight and value:
+            tokens.extend(tokenize(value, language) * weight)
+    body = weights.get("body", 1)
+    for row in rows:
+        tokens.extend(tokenize(row["text"], row.get("language") or language) * body)
+    return tokens
+
+
+def document_tokens(heading: str | None, text: str, heading_weight: int) -> list[str]:
+    """A chunk's tokens with only a heading field: its heading's tokens ``heading_weight`` times, then
+    its body's (the shape the bm25s comparison tests and the synthetic bench use)."""
+    tokens = tokenize(heading) * heading_weight if heading else []
+    tokens.extend(tokenize(text))
+    return tokens
