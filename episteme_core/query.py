@@ -247,9 +247,10 @@ def cite_row(row: dict[str, Any], start: int, end: int) -> Citation:
     )
 
 
-def passage_of(shard: Shard, hit: Hit) -> Passage:
-    """The passage a hit scored: its chunk, or its run's paragraphs (live ones) joined by a blank line."""
-    rows = [shard.row_json(row) for row in (shard.unit_rows(hit.unit) if hit.unit >= 0 else [hit.row])]
+def passage_of(shard: Shard, hit: Hit, filters: Filters | None = None) -> Passage:
+    """The passage a hit scored: its chunk, or its run's chunks (those that pass the filters) joined
+    by a blank line."""
+    rows = [shard.row_json(row) for row in shard.shown_rows(hit, filters)]
     offsets, at = [], 0
     for row in rows:
         offsets.append(at)
@@ -356,7 +357,8 @@ def query(
         page = page_passages[offset : offset + limit]
     else:
         hits, total = shard_set.search(terms, offset + limit, filters)
-        page = [(hit, passage_of(shard_set.shard(hit.shard), hit)) for hit in hits[offset : offset + limit]]
+        page = [(hit, passage_of(shard_set.shard(hit.shard), hit, filters))
+                for hit in hits[offset : offset + limit]]
     if not page:
         if total == 0:
             what = " with these filters" if filters.to_json() else ""
@@ -385,7 +387,7 @@ def _checked(shard_set: Any, terms: list[str], required: list[str], filters: Fil
     kept: list[tuple[Hit, Passage]] = []
     count = 0
     for hit in hits:
-        passage = passage_of(shard_set.shard(hit.shard), hit)
+        passage = passage_of(shard_set.shard(hit.shard), hit, filters)
         if _holds(passage.text, exact_words, phrases):
             count += 1
             if len(kept) < wanted:

@@ -8,9 +8,10 @@ CJK runs become overlapping bigrams ("東京都" → 東京, 京都). Then each 
 Snowball stemmer of the text's language (PyStemmer; English unless the document says otherwise), so
 "policies" meets "policy" and "running" meets "run". Identifiers are found whole and by their parts:
 ``frame-ancestors`` gives "frame", "ancestor" and the whole "frameancestor"; ``maxIdleTimeout``
-gives "maxidletimeout" and "max", "idl", "timeout". No stop words: BM25's IDF already weighs common
-words down, and specs cite "must" and "not" (measured on the dev set: dropping the Lucene list cost
-hit@5, see docs/benchmarks.md).
+gives "maxidletimeout" and "max", "idl", "timeout"; a word behind a sigil (``@vocab``, ``#1343``,
+``$HOME``) is also found with it. The index keeps every word (quoted phrases such as "must not" stay
+findable); a query leaves out English stop words ("what", "does", "the": the words of the question,
+not of the answer), unless it has nothing else (measured on the dev set, docs/benchmarks.md).
 
 ``words`` gives the same words unstemmed, with their places in the original text: what quoted
 phrases and ``--exact`` compare, and what snippets score. The name and version name all of this; a
@@ -47,6 +48,18 @@ _JOINED = re.compile(r"[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)+")
 _CAMEL = re.compile(r"[A-Za-z0-9]*(?:[a-z0-9][A-Z]|[A-Z][A-Z][a-z])[A-Za-z0-9]*")
 _CAMEL_PARTS = re.compile(r"[A-Z]+s(?![a-z])|[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _HAS_LETTER = re.compile("[A-Za-z]")
+# A word behind a sigil: JSON-LD keywords (@vocab), issue numbers (#1343), variables ($HOME).
+_SIGILED = re.compile(r"(?<![A-Za-z0-9@#$])[@#$][A-Za-z0-9][A-Za-z0-9_]*")
+# English stop words left out of queries (NLTK's list): question words, pronouns, auxiliaries.
+QUERY_STOPWORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being below
+between both but by can could did do does doing don down during each few for from further had has
+have having he her here hers herself him himself his how i if in into is it its itself just me more
+most my myself no nor not now of off on once only or other our ours ourselves out over own same she
+should so some such than that the their theirs them themselves then there these they this those
+through to too under until up very was we were what when where which while who whom why will with
+would you your yours yourself yourselves
+""".split())
 
 # ISO 639-1 codes and names of the Snowball stemmers PyStemmer ships.
 LANGUAGES = {
@@ -165,14 +178,19 @@ def identifier_words(text: str) -> list[str]:
         parts = _CAMEL_PARTS.findall(word)
         if len(parts) > 1:
             extra.extend(part.lower() for part in parts)
+    if "@" in text or "#" in text or "$" in text:
+        extra.extend(word.lower() for word in _SIGILED.findall(text) if len(word) <= MAX_TOKEN_CHARS)
     return extra
 
 
-def tokenize(text: str, language: str = DEFAULT_LANGUAGE) -> list[str]:
+def tokenize(text: str, language: str = DEFAULT_LANGUAGE, stopwords: frozenset[str] = frozenset()) -> list[str]:
     """The terms of ``text`` in order (repeats kept: they are term frequency): stemmed words, then
-    what identifiers add."""
+    what identifiers add; words in ``stopwords`` (unstemmed forms) are left out."""
     found = words(text)
     found.extend(identifier_words(text))
+    if stopwords:
+        kept = [word for word in found if word not in stopwords]
+        found = kept or found  # a query of stop words only ("to be or not to be") keeps them
     stem = stemmer(language)
     if stem is str:
         return found
@@ -180,15 +198,15 @@ def tokenize(text: str, language: str = DEFAULT_LANGUAGE) -> list[str]:
 
 
 def query_terms(text: str, language: str = DEFAULT_LANGUAGE) -> list[str]:
-    """A query's distinct terms, sorted (so scoring adds them in one fixed order)."""
-    return sorted(set(tokenize(text, language)))
+    """A query's distinct terms, sorted (so scoring adds them in one fixed order); stop words out."""
+    return sorted(set(tokenize(text, language, QUERY_STOPWORDS)))
 
 
 def query_terms_for(text: str, languages: Iterable[str]) -> list[str]:
     """The query's terms under each language a shard holds (a term per stemming), sorted."""
     terms: set[str] = set()
     for language in languages:
-        terms.update(tokenize(text, language))
+        terms.update(tokenize(text, language, QUERY_STOPWORDS))
     return sorted(terms)
 
 
@@ -221,7 +239,7 @@ def analyzer_params(language: str = DEFAULT_LANGUAGE) -> dict[str, object]:
         "cjk": "bigrams",
         "stemmer": "snowball",
         "defaultLanguage": language,
-        "stopwords": "none",
+        "stopwords": "queries: english (nltk)",
         "identifiers": "whole+parts",
     }
 

@@ -20,7 +20,7 @@ from typing import Any
 from episteme_core.index import shardfile
 from episteme_core.index.analyzer import DEFAULT_LANGUAGE, analyzer_params
 from episteme_core.index.fields import FACETS, FIELD_DEFAULTS, indexed, unit_tokens
-from episteme_core.index.runs import RUN_CHARS, plan_units
+from episteme_core.index.runs import RUN_CHARS, SECTION_RUN_CHARS, plan_units
 
 BM25_DEFAULTS: dict[str, Any] = {"k1": 1.5, "b": 0.75, "method": "lucene"}
 
@@ -111,22 +111,17 @@ def _facet_table(rows: list[dict[str, Any]], field: str) -> list[Any]:
     return sorted(values, key=lambda v: (v is not None, "" if v is None else str(v)))
 
 
-def _unit_time(rows: list[dict[str, Any]]) -> float:
-    """A unit's time for ``--since``: its earliest chunk's (NaN when any chunk has none), so a unit
-    passes only when every paragraph it shows is at or after the date."""
-    times = [epoch_seconds(row.get("time")) for row in rows]
-    return math.nan if any(t != t for t in times) else min(times)
-
-
 def build_shard(
     rows: list[dict[str, Any]], *, source: str, name: str, params: dict[str, Any],
     built_from: dict[str, Any], row_bytes: list[bytes] | None = None,
     fields: dict[str, int] | None = None, run_chars: int = RUN_CHARS,
+    section_run_chars: int = SECTION_RUN_CHARS,
 ) -> bytes:
     """The bytes of a shard over ``rows`` (chunk JSON objects of one source, sorted by id).
 
-    Scored units are the chunks, except a record's paragraphs, scored as runs (``runs.plan_units``);
-    each unit's terms are its fields with ``fields`` weights (``fields.unit_tokens``). ``row_bytes``,
+    Scored units are runs of consecutive chunks of a record or a section (``runs.plan_units``); each
+    unit's terms are its fields with ``fields`` weights (``fields.unit_tokens``). Times and facets
+    stay per chunk: a unit matches a filter when one of its chunks does. ``row_bytes``,
     when given, are the canonical JSON bytes of ``rows`` (as the chunks stage stores them, so they
     need not be encoded again); else they are encoded here.
     """
@@ -147,7 +142,7 @@ def build_shard(
     elif len(row_bytes) != len(rows):
         raise ValueError(f"shard {name}: one row_bytes item per row")
     views = [row if "partIndex" in row else indexed(row) for row in rows]
-    units = plan_units(views, run_chars)
+    units = plan_units(views, run_chars, section_run_chars)
     token_lists = [unit_tokens([views[r] for r in unit], weights) for unit in units]
     vocab, data, indices, indptr = bm25_matrix(token_lists, params)
     del token_lists
@@ -166,8 +161,7 @@ def build_shard(
         "postingsStart": ("u8", indptr.astype("<u8").tobytes()),
         "rowOffsets": ("u8", row_offsets.tobytes()),
         "rowBytes": ("u1", b"".join(row_bytes)),
-        "times": ("f8", struct.pack(f"<{len(units)}d", *(
-            _unit_time([views[r] for r in unit]) for unit in units))),
+        "times": ("f8", struct.pack(f"<{len(rows)}d", *(epoch_seconds(r.get("time")) for r in views))),
     }
     if any(len(unit) != 1 or unit[0] != number for number, unit in enumerate(units)):
         starts = np.zeros(len(units) + 1, dtype="<u8")
@@ -176,22 +170,21 @@ def build_shard(
         arrays["unitRows"] = ("u4", struct.pack(f"<{int(starts[-1])}I", *(r for unit in units for r in unit)))
     for field in FACETS:
         codes = {value: code for code, value in enumerate(facets[field])}
-        arrays[f"facet.{field}"] = ("u2", struct.pack(
-            f"<{len(units)}H", *(codes[views[unit[0]].get(field)] for unit in units)))
+        arrays[f"facet.{field}"] = ("u2", struct.pack(f"<{len(rows)}H", *(codes[r.get(field)] for r in views)))
     languages = sorted({view["language"] for view in views}) or [DEFAULT_LANGUAGE]
     meta = {
         "name": name,
         "source": source,
         "rows": len(rows),
         "units": len(units),
-        "runs": sum(1 for unit in units if views[unit[0]].get("recordId") is not None),
+        "runs": sum(1 for unit in units if len(unit) > 1),
         "terms": len(vocab),
         "analyzer": analyzer_params(),
         "languages": languages,
         "bm25": dict(params),
         "bm25s": BM25S_COMPATIBLE if vocab else None,
         "fields": weights,
-        "runChars": run_chars,
+        "runChars": {"records": run_chars, "sections": section_run_chars},
         "facets": facets,
         "builtFrom": built_from,
     }

@@ -44,6 +44,8 @@ def indexed(row: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": row["id"],
         "sourceKind": row.get("sourceKind"),
+        "source": row.get("source"),
+        "sectionId": row.get("sectionId"),
         "title": title,
         "path": "\n".join(ancestors),
         "heading": heading if heading != title else "",

@@ -23,7 +23,7 @@ from episteme_core.gcpause import paused_cycle_gc
 from episteme_core.index.analyzer import analyzer_id, analyzer_params
 from episteme_core.index.build import BM25_DEFAULTS, build_shard
 from episteme_core.index.fields import FIELD_DEFAULTS, FIELDS, MAX_WEIGHT, MIN_WEIGHT, indexed
-from episteme_core.index.runs import MAX_RUN_CHARS, MIN_RUN_CHARS, RUN_CHARS
+from episteme_core.index.runs import MAX_RUN_CHARS, MIN_RUN_CHARS, RUN_CHARS, SECTION_RUN_CHARS
 from episteme_core.index.shardfile import header_sha256
 from episteme_core.index.shards import STAGE, Shard
 from episteme_core.records import StageEntry
@@ -62,7 +62,7 @@ class IndexSettings:
     shard_size: int
     bm25: dict[str, Any]
     fields: dict[str, int]
-    run_chars: int
+    run_chars: dict[str, int]  # records, sections
 
 
 def _config_error(home: Home, message: str) -> EpistemeError:
@@ -79,7 +79,8 @@ def _number(home: Home, where: str, value: Any, low: float, high: float, *, inte
 
 
 def index_settings(home: Home) -> IndexSettings:
-    """``shard_size``, ``bm25`` {k1, b}, ``fields`` weights and ``runs`` {chars} from config.json.
+    """``shard_size``, ``bm25`` {k1, b}, ``fields`` weights and ``runs`` {records, sections} (the
+    characters of a run of a record's paragraphs, of a section's chunks) from config.json.
 
     ``bm25.headingWeight`` (the first analyzer's only field weight) is read as ``fields.heading``."""
     config = home.config()
@@ -102,9 +103,12 @@ def index_settings(home: Home) -> IndexSettings:
         weights[key] = _number(home, f"fields.{key}", value, 1 if key == "body" else MIN_WEIGHT, MAX_WEIGHT,
                                integer=True)
     runs = config.get("runs", {})
-    if not isinstance(runs, dict) or set(runs) - {"chars"}:
-        raise _config_error(home, "runs takes only chars")
-    chars = _number(home, "runs.chars", runs.get("chars", RUN_CHARS), MIN_RUN_CHARS, MAX_RUN_CHARS, integer=True)
+    if not isinstance(runs, dict) or set(runs) - {"records", "sections"}:
+        raise _config_error(home, "runs takes only records and sections")
+    chars = {
+        key: _number(home, f"runs.{key}", runs.get(key, default), MIN_RUN_CHARS, MAX_RUN_CHARS, integer=True)
+        for key, default in (("records", RUN_CHARS), ("sections", SECTION_RUN_CHARS))
+    }
     return IndexSettings(size, params, weights, chars)
 
 
@@ -248,7 +252,8 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None) -> In
     for number, (name, source, ids) in enumerate(planned, start=1):
         data = build_shard([live[i][0] for i in ids], source=source, name=name, params=params,
                            built_from=built_from, row_bytes=[live[i][1] for i in ids],
-                           fields=settings.fields, run_chars=settings.run_chars)
+                           fields=settings.fields, run_chars=settings.run_chars["records"],
+                           section_run_chars=settings.run_chars["sections"])
         entry = stage.put_bytes(name, data, suffix=".shard")
         entries[name] = entry
         shard = Shard(stage.object_path(entry), name=name, source=source, size=entry.bytes,

@@ -1,12 +1,20 @@
-"""Context runs: a record's paragraphs are scored in runs of consecutive paragraphs, not one by one.
+"""Context runs: consecutive chunks are scored together, so a passage is found by its neighbours' words.
 
 The words of a question are spread over the paragraphs around an answer (a chat turn and the tool
-output before it, a line of dialogue and its narration), so a record's paragraphs (books,
-transcripts, commits, Honcho sessions, intent) are indexed as overlapping runs of about
-``RUN_CHARS`` characters: a run starts at a paragraph and takes the next ones until it holds
-``RUN_CHARS``; the next run starts about half a run later, so each paragraph sits in about two runs
-and is found by the words of its neighbours. A paragraph longer than a run is a run of its own.
-Chunks that are not paragraphs of a record are scored alone. Runs never cross records.
+output before it, a line of dialogue and its narration, a rule and the note after it). So the
+scored unit is a run of consecutive chunks, not a chunk alone:
+
+- a record's paragraphs (books, transcripts, commits, Honcho sessions, intent) form overlapping runs
+  of about ``RUN_CHARS`` characters: a run starts at a paragraph and takes the next ones while it
+  holds at most ``RUN_CHARS``; the next run starts about half a run later, so each paragraph sits in
+  about two runs. Runs never cross records.
+- a document's chunks of one section (a section is cut into several chunks where a note or an example
+  changes the normativity, or where it is long) form runs of at most ``SECTION_RUN_CHARS`` the same
+  way. Runs never cross sections; windows of a long section (each over half of ``--max-chars``) stay
+  alone.
+
+A chunk longer than a run is a run of its own. The answer still names and cites each chunk (a
+paragraph's ``record#n``) on its own.
 """
 
 from __future__ import annotations
@@ -14,8 +22,9 @@ from __future__ import annotations
 from typing import Any
 
 RUN_CHARS = 1500
-MIN_RUN_CHARS, MAX_RUN_CHARS = 0, 100_000  # 0: every paragraph alone (no runs)
-SEPARATOR_CHARS = 2  # runs are shown with a blank line between paragraphs
+SECTION_RUN_CHARS = 3000
+MIN_RUN_CHARS, MAX_RUN_CHARS = 0, 100_000  # 0: every chunk alone
+SEPARATOR_CHARS = 2  # a run's chunks are shown with a blank line between them
 
 
 def runs_of(order: list[int], sizes: list[int], chars: int) -> list[tuple[int, ...]]:
@@ -41,19 +50,27 @@ def runs_of(order: list[int], sizes: list[int], chars: int) -> list[tuple[int, .
     return runs
 
 
-def plan_units(rows: list[dict[str, Any]], chars: int = RUN_CHARS) -> list[tuple[int, ...]]:
-    """The scored units of a shard's rows (``fields.indexed`` dicts, sorted by chunk id): one per
-    chunk that is not a record paragraph, and the runs of each record's paragraphs; sorted by their
-    first row, so ties in score fall to the first chunk's id."""
-    units: list[tuple[int, ...]] = []
-    records: dict[str, list[int]] = {}
+def plan_units(rows: list[dict[str, Any]], chars: int = RUN_CHARS,
+               section_chars: int = SECTION_RUN_CHARS) -> list[tuple[int, ...]]:
+    """The scored units of a shard's rows (``fields.indexed`` dicts, sorted by chunk id): the runs
+    of each record and of each document section, sorted by their first row (so ties in score fall
+    to the first chunk's id)."""
+    groups: dict[tuple[int, str, str], list[int]] = {}
     for number, row in enumerate(rows):
         if row.get("recordId") is not None and row.get("paragraph") is not None:
-            records.setdefault(row["recordId"], []).append(number)
+            key = (0, str(row["recordId"]), "")
         else:
-            units.append((number,))
-    for record in sorted(records):
-        order = sorted(records[record], key=lambda r: (rows[r]["paragraph"], rows[r]["partIndex"], rows[r]["id"]))
-        units.extend(runs_of(order, [len(rows[r]["text"]) for r in order], chars))
+            key = (1, str(row.get("source")), str(row.get("sectionId")))
+        groups.setdefault(key, []).append(number)
+    units: list[tuple[int, ...]] = []
+    for key in sorted(groups):
+        members = groups[key]
+        if key[0] == 0:
+            order = sorted(members, key=lambda r: (rows[r]["paragraph"], rows[r]["partIndex"], rows[r]["id"]))
+            limit = chars
+        else:
+            order = sorted(members, key=lambda r: (rows[r]["partIndex"], rows[r]["id"]))
+            limit = section_chars
+        units.extend(runs_of(order, [len(rows[r]["text"]) for r in order], limit))
     units.sort(key=lambda unit: (unit[0], len(unit)))
     return units

@@ -185,23 +185,25 @@ class Shard:
 
     # search -----------------------------------------------------------------
 
-    def _allowed(self, filters: Filters) -> Any:
-        """A predicate on units for the facet and time filters; None when nothing can match."""
+    def row_filter(self, filters: Filters | None) -> Any:
+        """A predicate on rows (chunks) for the facet and time filters, deleted rows refused; None
+        when no row can match."""
+        filters = filters or Filters()
         checks: list[tuple[memoryview, int]] = []
         facets = self.meta["facets"]
         for field, value in filters.facet_values().items():
             table = facets.get(field, [])
             if value not in table:
                 return None
-            checks.append((self.file.slice(f"facet.{field}", 0, self.units), table.index(value)))
+            checks.append((self.file.slice(f"facet.{field}", 0, self.rows), table.index(value)))
         times = None
         since = math.nan
         if filters.since is not None:
             from episteme_core.index.build import epoch_seconds
 
             since = epoch_seconds(filters.since)
-            times = self.file.slice("times", 0, self.units)
-        deleted = self.deleted_units
+            times = self.file.slice("times", 0, self.rows)
+        deleted = self.deleted
 
         def allowed(row: int) -> bool:
             if row in deleted:
@@ -212,6 +214,26 @@ class Shard:
             return times is None or times[row] >= since
 
         return allowed
+
+    def _allowed(self, filters: Filters) -> Any:
+        """A predicate on units: not deleted, and one of its chunks passes the filters; None when
+        nothing can match."""
+        row_ok = self.row_filter(filters)
+        if row_ok is None:
+            return None
+        if not self._runs:
+            return row_ok
+        deleted = self.deleted_units
+        if not filters.facet_values() and filters.since is None:
+            return lambda unit: unit not in deleted
+        return lambda unit: unit not in deleted and any(map(row_ok, self.unit_rows(unit)))
+
+    def shown_rows(self, hit: Hit, filters: Filters | None = None) -> list[int]:
+        """The rows of a hit's unit that its passage shows: those that pass the filters."""
+        rows = self.unit_rows(hit.unit) if hit.unit >= 0 else [hit.row]
+        row_ok = self.row_filter(filters)
+        shown = [row for row in rows if row_ok is not None and row_ok(row)]
+        return shown or rows[:1]
 
     def postings(self, terms: Sequence[str]) -> list[tuple[int, int]]:
         """``[start, stop)`` of each known term's postings, terms in sorted order (cached for the
@@ -312,16 +334,28 @@ class Shard:
             for start, stop in needed:
                 counts[self.file.numpy("postingsRows", start, stop)] += 1
             mask &= counts == len(needed)
-        deleted = self.deleted_units
-        if deleted:
-            mask[np.fromiter(deleted, dtype=np.int64, count=len(deleted))] = False
         facets = self.meta["facets"]
-        for field, value in filters.facet_values().items():
-            mask &= self.file.numpy(f"facet.{field}", 0, self.units) == facets[field].index(value)
-        if filters.since is not None:
-            from episteme_core.index.build import epoch_seconds
+        rows_ok = None
+        if self.deleted or filters.facet_values() or filters.since is not None:
+            rows_ok = np.ones(self.rows, dtype=bool)
+            if self.deleted:
+                rows_ok[np.fromiter(self.deleted, dtype=np.int64, count=len(self.deleted))] = False
+            for field, value in filters.facet_values().items():
+                rows_ok &= self.file.numpy(f"facet.{field}", 0, self.rows) == facets[field].index(value)
+            if filters.since is not None:
+                from episteme_core.index.build import epoch_seconds
 
-            mask &= self.file.numpy("times", 0, self.units) >= epoch_seconds(filters.since)
+                rows_ok &= self.file.numpy("times", 0, self.rows) >= epoch_seconds(filters.since)
+        if rows_ok is not None and self._runs:
+            members = self.file.numpy("unitRows", 0, self.file.count("unitRows")).astype(np.int64)
+            starts = self.file.numpy("unitStart", 0, self.units).astype(np.int64)
+            if members.size and int(members.max()) >= self.rows:
+                self.file._fail(f"a unit names a row past {self.rows}")
+            mask &= np.add.reduceat(rows_ok[members].astype(np.int64), starts) > 0
+            if self.deleted_units:
+                mask[np.fromiter(self.deleted_units, dtype=np.int64, count=len(self.deleted_units))] = False
+        elif rows_ok is not None:
+            mask &= rows_ok
         found = np.flatnonzero(mask)
         total = int(found.size)
         if k <= 0 or total == 0:
