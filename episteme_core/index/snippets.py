@@ -3,9 +3,9 @@
 Every word of the passage is stemmed as the index stems it; a word that is a query term scores its
 IDF (rare words count more). A window's score is the IDF of each distinct query term it holds, a
 smaller share for repeats, and a bonus for terms that sit close together (the densest stretch holding
-them). The best window is widened to ``max_chars`` around its matches, its edges moved to a sentence
-or word boundary, so the snippet reads from the start of the sentence the answer is in rather than
-from the passage's start or its first matching word.
+them). The best run of matches that fits in ``max_chars`` is shown centred: half the room left goes
+before it, from the start of a sentence, half after it (answers often follow the words a question
+shares with them); the end falls at a word. Near the passage's end the window takes the whole budget.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ REPEAT_SHARE = 0.2  # a term's second and later occurrences in a window, as a sh
 REPEATS_COUNTED = 3
 PROXIMITY_CHARS = 250  # terms within this many characters of each other earn the closeness bonus
 PROXIMITY_SHARE = 0.5
-LOOKBACK_CHARS = 240  # how far before the first match a window may start to begin at a sentence
+LOOKBACK_CHARS = 600  # the most a window shows before its first match
 _SENTENCE_ENDS = (". ", "? ", "! ", ".\n", "?\n", "!\n", "\n\n", ": ", ":\n", "。", "！", "？")
 
 
@@ -88,6 +88,30 @@ def _boundary_before(text: str, position: int, floor: int) -> int:
     return space + 1 if space >= 0 else floor
 
 
+def window_score(text: str, weights: Mapping[str, float], max_chars: int,
+                 languages: Sequence[str] = (DEFAULT_LANGUAGE,)) -> float:
+    """The score of the best window of ``text`` (see ``best_window``); 0 when no term matches."""
+    matches = term_matches(text, weights, languages) if weights else []
+    return _best(matches, max_chars)[0]
+
+
+def _best(matches: list[tuple[int, int, str, float]], span: int) -> tuple[float, int, int]:
+    """(score, lo, hi) of the best run of matches ``[lo, hi)`` that fits in ``span`` characters."""
+    if not matches:
+        return 0.0, 0, 0
+    starts = [m[0] for m in matches]
+    best, best_lo, best_hi = -1.0, 0, 1
+    for lo in range(len(matches)):
+        limit = matches[lo][0] + span
+        hi = bisect.bisect_right(starts, limit - 1, lo)
+        while hi > lo + 1 and matches[hi - 1][1] > limit:
+            hi -= 1
+        score = _window_score(matches, lo, hi)
+        if score > best + 1e-9:
+            best, best_lo, best_hi = score, lo, hi
+    return best, best_lo, best_hi
+
+
 def best_window(text: str, weights: Mapping[str, float], max_chars: int,
                 languages: Sequence[str] = (DEFAULT_LANGUAGE,)) -> tuple[int, int]:
     """``[start, end)`` of at most ``max_chars`` characters of ``text`` that best match the query
@@ -97,25 +121,36 @@ def best_window(text: str, weights: Mapping[str, float], max_chars: int,
     matches = term_matches(text, weights, languages) if weights else []
     if not matches:
         return 0, _end_at_word(text, 0, max_chars)
-    starts = [m[0] for m in matches]
-    best, best_lo, best_hi = -1.0, 0, 1
-    for lo in range(len(matches)):
-        # the matches a window starting at this match can hold (leave room to begin a sentence)
-        limit = matches[lo][0] + max_chars
-        hi = bisect.bisect_right(starts, limit - 1, lo)
-        while hi > lo + 1 and matches[hi - 1][1] > limit:
-            hi -= 1
-        score = _window_score(matches, lo, hi)
-        if score > best + 1e-9:
-            best, best_lo, best_hi = score, lo, hi
-    first, last = matches[best_lo][0], matches[best_hi - 1][1]
-    slack = max_chars - (last - first)
-    floor = max(0, first - min(LOOKBACK_CHARS, slack))
-    start = _boundary_before(text, first, floor)
-    start = min(start, max(0, len(text) - max_chars))
-    if start > first:  # the end of the text pulled the window back past its first match: keep it
-        start = _boundary_before(text, first, max(0, first - LOOKBACK_CHARS))
+    _, lo, hi = _best(matches, max_chars)
+    first, last = matches[lo][0], matches[hi - 1][1]
+    # centre the matches: half the room left goes before them (from a sentence start), half after
+    room = min(LOOKBACK_CHARS, (max_chars - (last - first)) // 2)
+    start = _boundary_before(text, first, max(0, first - room))
+    if start + max_chars > len(text):  # near the end: use the whole budget, from a word start
+        start = _word_start_after(text, max(0, len(text) - max_chars), start)
     return start, _end_at_word(text, start, max_chars)
+
+
+def _word_start_after(text: str, position: int, limit: int) -> int:
+    """The first sentence (else word) start at or after ``position`` and not after ``limit``."""
+    if position == 0 or position >= limit:
+        return min(position, limit)
+    window = text[position:limit]
+    best = len(window)
+    for end in _SENTENCE_ENDS:
+        found = window.find(end)
+        if 0 <= found and found + len(end) <= len(window):
+            best = min(best, found + len(end))
+    if best < len(window) and best <= 200:
+        start = position + best
+    else:
+        space = text.find(" ", position, limit)
+        newline = text.find("\n", position, limit)
+        cands = [c for c in (space, newline) if c >= 0]
+        start = min(cands) + 1 if cands else position
+    while start < limit and text[start].isspace():
+        start += 1
+    return start
 
 
 def _end_at_word(text: str, start: int, max_chars: int) -> int:
