@@ -3,9 +3,9 @@
 Every word of the passage is stemmed as the index stems it; a word that is a query term scores its
 IDF (rare words count more). A window's score is the IDF of each distinct query term it holds, a
 smaller share for repeats, and a bonus for terms that sit close together (the densest stretch holding
-them). The best run of matches that fits in ``max_chars`` is shown centred: half the room left goes
-before it, from the start of a sentence, half after it (answers often follow the words a question
-shares with them); the end falls at a word. Near the passage's end the window takes the whole budget.
+them). The best run of matches within half of ``max_chars`` is shown centred: half the room left goes
+before it, from the start of a sentence, half after it, so the words around the matches (where the
+answer often is) are shown too; the end falls at a word. Near the passage's end the window takes the whole budget.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ REPEATS_COUNTED = 3
 PROXIMITY_CHARS = 250  # terms within this many characters of each other earn the closeness bonus
 PROXIMITY_SHARE = 0.5
 LOOKBACK_CHARS = 600  # the most a window shows before its first match
+CLUSTER_SHARE = 0.5  # the matches scored lie within this share of max_chars; the rest is context
 _SENTENCE_ENDS = (". ", "? ", "! ", ".\n", "?\n", "!\n", "\n\n", ": ", ":\n", "。", "！", "？")
 
 
@@ -121,7 +122,7 @@ def best_window(text: str, weights: Mapping[str, float], max_chars: int,
     matches = term_matches(text, weights, languages) if weights else []
     if not matches:
         return 0, _end_at_word(text, 0, max_chars)
-    _, lo, hi = _best(matches, max_chars)
+    _, lo, hi = _best(matches, max(1, int(max_chars * CLUSTER_SHARE)))
     first, last = matches[lo][0], matches[hi - 1][1]
     # centre the matches: half the room left goes before them (from a sentence start), half after
     room = min(LOOKBACK_CHARS, (max_chars - (last - first)) // 2)
