@@ -8,8 +8,9 @@ every question of ``../shared/eval/dev-questions.jsonl`` through the CLI (`query
 - `query`, whole result: the result's text (a chunk, or a run of paragraphs for records) holds an
   answer phrase (asked with the largest `--max-chars`, so the snippet is the whole text);
 - `query`, default snippet: the snippet that `--max-chars 1200` shows holds it;
-- `ask`: a paragraph of the answer holds it (rank = the paragraph's place in the answer's priority
-  order, `ranked`);
+- `ask`: a paragraph of the answer holds it (rank = the place, in the answer's priority order, of the
+  passage a reader named that holds it; a passage is a run of paragraphs); `ask --include-marked`
+  also offers Claude's tool results and thinking, where most answers of the chat questions are;
 - the plain-bm25s baseline of ``../shared/eval/baseline.py`` (6,000-char windows, English stemmer,
   stop words), computed in the same run from the same files.
 
@@ -139,11 +140,26 @@ def first_hit(passages: Sequence[tuple[str | None, str]], question: dict[str, An
     return None
 
 
+def ask_rank(answer: dict[str, Any], question: dict[str, Any], owners: dict[str, str]) -> int | None:
+    """1-based rank, among the passages a reader named (in the answer's priority order), of the first
+    whose paragraphs hold a phrase; None when the answer does not hold one."""
+    by_ref = {p["ref"]: p for p in answer["paragraphs"]}
+    passages: list[tuple[str, str]] = []
+    for ref in answer["ranked"]:
+        p = by_ref.get(ref)
+        if p is None:
+            continue
+        key = (p["shard"], p["label"])
+        if key not in passages:
+            passages.append(key)
+        if first_hit([(p["recordId"], p["text"])], question, owners) is not None:
+            return passages.index(key) + 1
+    return None
+
+
 def run_questions(cli: Cli, questions: list[dict[str, Any]], owners: dict[str, str], ask: bool,
                   log: Callable[[str], None]) -> dict[str, list[int | None]]:
     ranks: dict[str, list[int | None]] = {"query (whole)": [], "query (snippet)": []}
-    if ask:
-        ranks["ask"] = []
     for number, q in enumerate(questions, start=1):
         whole = cli("query", "--term", q["question"], "--limit", "10", "--max-chars", "20000")
         snippet = cli("query", "--term", q["question"], "--limit", "10")
@@ -152,10 +168,9 @@ def run_questions(cli: Cli, questions: list[dict[str, Any]], owners: dict[str, s
         ranks["query (snippet)"].append(first_hit(
             [(r["source"], r["snippet"]) for r in snippet["data"]["results"]], q, owners))
         if ask:
-            answer = cli("ask", q["question"])["data"]
-            by_ref = {p["ref"]: p for p in answer["paragraphs"]}
-            ordered = [by_ref[ref] for ref in answer["ranked"] if ref in by_ref]
-            ranks["ask"].append(first_hit([(p["recordId"], p["text"]) for p in ordered], q, owners))
+            for label, extra in (("ask", ()), ("ask --include-marked", ("--include-marked",))):
+                answer = cli("ask", q["question"], *extra)["data"]
+                ranks.setdefault(label, []).append(ask_rank(answer, q, owners))
         log(f"  {number}/{len(questions)} {q['id']}")
     return ranks
 
@@ -186,6 +201,7 @@ def measures(ranks: list[int | None], members: list[int]) -> dict[str, float]:
     n = len(members) or 1
     row = {f"hit@{k}": sum(1 for i in members if ranks[i] is not None and ranks[i] <= k) / n for k in KS}
     row["mrr"] = sum(1 / ranks[i] for i in members if ranks[i] is not None and ranks[i] <= 10) / n
+    row["holds"] = sum(1 for i in members if ranks[i] is not None) / n
     return row
 
 
@@ -199,6 +215,13 @@ def table(questions: list[dict[str, Any]], runs: dict[str, list[int | None]]) ->
             report.setdefault(label, {})[name] = m
             cells.append(" / ".join(f"{m[key]:.3f}" for key in ("hit@1", "hit@5", "hit@10", "mrr")))
         lines.append(f"| {name} | {len(members)} | " + " | ".join(cells) + " |")
+    asks = [label for label in runs if label.startswith("ask")]
+    if asks:
+        lines += ["", "the answer holds it (any passage of the answer):", "",
+                  "| group | n | " + " | ".join(asks) + " |", "|---|---:|" + "---:|" * len(asks)]
+        for name, members in groups(questions).items():
+            lines.append(f"| {name} | {len(members)} | "
+                         + " | ".join(f"{report[label][name]['holds']:.3f}" for label in asks) + " |")
     return "\n".join(lines), report
 
 

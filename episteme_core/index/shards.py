@@ -409,6 +409,13 @@ class Shard:
         found = np.nonzero(touched)[0]
         return zip(found.tolist(), scores[found].tolist(), strict=True)
 
+    def passages(self, question: str, k: int, filters: Filters | None = None, *,
+                 idf: Mapping[str, float] | None = None) -> list[tuple[float, list[str]]]:
+        """The best ``k`` units for ``question`` as (score, chunk ids in reading order); a run's
+        chunks that fail the filters are left out (what ``ask`` offers its readers)."""
+        hits, _ = self.ranked(query_terms_for(question, self.languages), k, filters, idf=idf)
+        return [(hit.score, [self.chunk_id(row) for row in self.shown_rows(hit, filters)]) for hit in hits]
+
     def search(self, query: str, k: int = 10, filters: Filters | None = None) -> list[tuple[str, float]]:
         """``(chunk id, score)`` of the best ``k`` units for ``query``, sorted (-score, chunk id); a run
         is named by its first chunk (``ranked`` and ``unit_rows`` give all its chunks)."""
