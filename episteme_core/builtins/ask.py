@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from episteme_core.cli.context import Context
 
 DEFAULT_BUDGET = 12_000
-DEFAULT_CANDIDATES = 20
+DEFAULT_CANDIDATES = 10  # passages (runs of paragraphs); equal to ask.run.DEFAULT_CANDIDATES
 
 
 class _LazyKind:
@@ -51,7 +51,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     add_int_option(parser, "--budget", default=DEFAULT_BUDGET, low=1, high=10_000_000,
                    help="total characters of paragraphs in an answer; whole paragraphs only")
     add_int_option(parser, "--candidates", default=DEFAULT_CANDIDATES, low=1, high=200,
-                   help="BM25 candidates per shard handed to the reader")
+                   help="BM25 passages (runs of paragraphs) per shard handed to the reader")
 
 
 def _configure_ask(parser: argparse.ArgumentParser) -> None:
