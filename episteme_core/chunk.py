@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from episteme_core.canonical import fingerprint
-from episteme_core.document import CONTENT_TRUST, Span
+from episteme_core.document import CONTENT_TRUST, BBox, Span
 
 CHUNK_SCHEMA_VERSION = "1"
 SEPARATOR = "\n\n"
@@ -36,6 +36,7 @@ class ChunkBlock:
     span: Span | None = None  # the block's span in the decoded source, as the extractor gave it
     time: str | None = None
     verbatim: bool = False  # the decoded source at ``span`` is exactly the block's text (checked)
+    bbox: BBox | None = None  # PDF: the block's box on its page, in points from the top-left
 
 
 @attrs.frozen

@@ -51,6 +51,7 @@ class Citation:
     section_id: str
     block_id: str
     page: int | None
+    bbox: dict[str, float] | None  # PDF: the block's box on its page (points, origin top-left)
     record_id: str | None
     paragraph: int | None
     time: str | None
@@ -234,6 +235,7 @@ def cite_row(row: dict[str, Any], start: int, end: int) -> Citation:
         section_id=row["sectionId"],
         block_id=block["blockId"],
         page=block.get("page"),
+        bbox=block.get("bbox"),
         record_id=row.get("recordId"),
         paragraph=row.get("paragraph"),
         time=block.get("time") or row.get("time"),

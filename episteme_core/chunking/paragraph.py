@@ -16,7 +16,7 @@ from episteme_core.chunking.window import _covered, _layout, _make, windows
 from episteme_core.document import Document
 
 NAME = "paragraph"
-VERSION = "1"
+VERSION = "2"  # 2: chunk blocks carry the PDF bbox (null for records)
 RECORD_DOCUMENT_TYPE = "record"
 
 

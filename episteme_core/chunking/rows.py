@@ -98,9 +98,10 @@ def _covered(run: list[dict[str, Any]], starts: list[int], ends: list[int], lo_w
         hi = b_end if b_end < hi_w else hi_w
         if lo >= hi:
             continue
-        # keys sorted: anchor blockId blockLength end kind normativity offset page span start time verbatim
+        # keys sorted: anchor bbox blockId blockLength end kind normativity offset page span start time verbatim
         covered.append((block, (
-            f'{{"anchor":{_value(block.get("anchor"))},"blockId":{_string(block["id"])},'
+            f'{{"anchor":{_value(block.get("anchor"))},"bbox":{_value(block.get("bbox"))},'
+            f'"blockId":{_string(block["id"])},'
             f'"blockLength":{len(block["text"])},"end":{hi - b_start},"kind":{_string(block["kind"])},'
             f'"normativity":{_string(block.get("normativity", "unknown"))},"offset":{lo - lo_w},'
             f'"page":{_value(block.get("page"))},"span":{_value(block.get("span"))},"start":{lo - b_start},'

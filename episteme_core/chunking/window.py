@@ -19,7 +19,7 @@ from episteme_core.chunk import SEPARATOR, Chunk, ChunkBlock, Part, seal, sealed
 from episteme_core.document import Block, Document, Section
 
 NAME = "window"
-VERSION = "1"
+VERSION = "2"  # 2: chunk blocks carry the PDF bbox
 DEFAULT_MAX_CHARS = 6000
 DEFAULT_OVERLAP_CHARS = 400
 MIN_MAX_CHARS, MAX_MAX_CHARS = 256, 100_000
@@ -152,6 +152,7 @@ def _covered(
             span=block.span,
             time=block.time,
             verbatim=block.id in verbatim,
+            bbox=block.bbox,
         ))
     return covered
 

@@ -45,7 +45,7 @@ _ASCII_WORDS = {c: (chr(c).lower() if chr(c).isalnum() else " ") for c in range(
 # Identifiers joined by hyphens or underscores (``frame-ancestors``, ``max_idle_timeout``).
 _JOINED = re.compile(r"[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)+")
 # Words with a case change inside (``camelCase``, ``HTTPServer``), and how they split.
-_CAMEL = re.compile(r"[A-Za-z0-9]*(?:[a-z0-9][A-Z]|[A-Z][A-Z][a-z])[A-Za-z0-9]*")
+_CAMEL = re.compile(r"[A-Za-z0-9]*(?:[a-z][A-Z]|[A-Z][A-Z][a-z])[A-Za-z0-9]*")
 _CAMEL_PARTS = re.compile(r"[A-Z]+s(?![a-z])|[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _HAS_LETTER = re.compile("[A-Za-z]")
 # A word behind a sigil: JSON-LD keywords (@vocab), issue numbers (#1343), variables ($HOME).
