@@ -358,9 +358,7 @@ def query(
                                                      exact_words, phrase_words)
         page = page_passages[offset : offset + limit]
     else:
-        hits, total = shard_set.search(terms, offset + limit, filters)
-        page = [(hit, passage_of(shard_set.shard(hit.shard), hit, filters))
-                for hit in hits[offset : offset + limit]]
+        page, total, more = _merged_page(shard_set, terms, filters, offset, limit)
     if not page:
         if total == 0:
             what = " with these filters" if filters.to_json() else ""
@@ -374,11 +372,45 @@ def query(
         for i, (hit, passage) in enumerate(page, start=1)
     ]
     end = offset + len(page)
+    more = more if not checking else end < total
     return QueryResult(
         query=text, terms=terms, filters=filters.to_json(), total=total, offset=offset, limit=limit,
-        max_chars=max_chars, next_offset=end if end < total else None, results=results,
+        max_chars=max_chars, next_offset=end if more else None, results=results,
         shards=len(shard_set.shards), phrases=phrases, exact=exact, total_exact=total_exact,
     )
+
+
+def _merged_page(shard_set: Any, terms: list[str], filters: Filters, offset: int,
+                 limit: int) -> tuple[list[tuple[Hit, Passage]], int, bool]:
+    """A page of passages, overlapping runs joined (``runs.merge_overlapping``), the number of
+    matching units, and whether passages follow the page. Fetches more hits until the page is full."""
+    from episteme_core.index.runs import MERGED_CHARS, merge_overlapping
+
+    need = offset + limit
+    k = 2 * need + 10
+    while True:
+        hits, total = shard_set.search(terms, k, filters)
+        rows = [shard_set.shard(hit.shard).shown_rows(hit, filters) for hit in hits]
+        texts: dict[tuple[str, int], dict[str, Any]] = {}
+        for hit, shown in zip(hits, rows, strict=True):
+            shard = shard_set.shard(hit.shard)
+            for row in shown:
+                if (hit.shard, row) not in texts:
+                    texts[(hit.shard, row)] = shard.row_json(row)
+        merged = merge_overlapping([[(hit.shard, row) for row in shown] for hit, shown in zip(hits, rows, strict=True)],
+                                   lambda key: len(texts[key]["text"]), MERGED_CHARS)  # type: ignore[index]
+        if len(merged) > need or len(hits) >= total or k >= MAX_CHECKED:
+            break
+        k *= 2
+    page = []
+    for rank, keys in merged[offset : offset + limit]:
+        chosen = [texts[key] for key in keys]  # type: ignore[index]
+        offsets, at = [], 0
+        for row in chosen:
+            offsets.append(at)
+            at += len(row["text"]) + 2
+        page.append((hits[rank], Passage("\n\n".join(row["text"] for row in chosen), chosen, offsets)))
+    return page, total, len(merged) > need or len(hits) < total
 
 
 def _checked(shard_set: Any, terms: list[str], required: list[str], filters: Filters, wanted: int,

@@ -5,7 +5,8 @@ paragraph is found by the words of its neighbours; a candidate is such a run (or
 to readers as one labelled text, the run's paragraphs joined by a blank line. When a reader names
 it, the answer holds each of its paragraphs, verbatim, with its own ``record#n``.
 
-A shard handed in by tests (any object with ``name``, ``source``, ``search`` and ``chunk``) may offer
+Overlapping runs that both rank are joined into one candidate (``index.runs.merge_overlapping``). A
+shard handed in by tests (any object with ``name``, ``source``, ``search`` and ``chunk``) may offer
 ``passages(question, k, filters)`` too; without it each chunk it finds is a candidate of its own.
 """
 
@@ -105,18 +106,26 @@ def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None
         found = passages(question, k, filters, idf=idf)
     else:
         found = [(score, (chunk_id,)) for chunk_id, score in shard.search(question, k, filters)]
+    from episteme_core.index.runs import MERGED_CHARS, merge_overlapping
+
+    found = [(score, list(ids)) for score, ids in found if score > 0]
+    chunks: dict[str, Any] = {}
+    for _, chunk_ids in found:
+        for chunk_id in chunk_ids:
+            if chunk_id not in chunks:
+                chunks[chunk_id] = shard.chunk(chunk_id)
+    merged = merge_overlapping([ids for _, ids in found], lambda c: len(chunks[c].text), MERGED_CHARS)
     out: list[CandidatePassage] = []
-    for score, chunk_ids in found:
-        if score <= 0:
-            continue
+    for rank, chunk_ids in merged:
+        score = found[rank][0]
         kept = []
         for chunk_id in chunk_ids:
-            chunk = shard.chunk(chunk_id)
+            chunk = chunks[chunk_id]
             if not include_marked and is_marked(chunk):
                 continue
             if floor is not None and not _at_or_after(getattr(chunk, "time", None), floor):
                 continue
-            kept.append(stored_paragraph(shard, chunk_id, score, chunk))
+            kept.append(stored_paragraph(shard, str(chunk_id), score, chunk))
         if kept:
             out.append(CandidatePassage(tuple(kept), float(score)))
             if len(out) >= wanted:

@@ -14,17 +14,20 @@ scored unit is a run of consecutive chunks, not a chunk alone:
   alone.
 
 A chunk longer than a run is a run of its own. The answer still names and cites each chunk (a
-paragraph's ``record#n``) on its own.
+paragraph's ``record#n``) on its own. When overlapping runs both rank, ``query`` and ``ask`` show
+them as one passage (``merge_overlapping``), so no result repeats another's text.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 RUN_CHARS = 1500
 SECTION_RUN_CHARS = 3000
 MIN_RUN_CHARS, MAX_RUN_CHARS = 0, 100_000  # 0: every chunk alone
 SEPARATOR_CHARS = 2  # a run's chunks are shown with a blank line between them
+MERGED_CHARS = 3000  # overlapping runs that both rank are joined up to this many characters
 
 
 def runs_of(order: list[int], sizes: list[int], chars: int) -> list[tuple[int, ...]]:
@@ -74,3 +77,35 @@ def plan_units(rows: list[dict[str, Any]], chars: int = RUN_CHARS,
         units.extend(runs_of(order, [len(rows[r]["text"]) for r in order], limit))
     units.sort(key=lambda unit: (unit[0], len(unit)))
     return units
+
+
+def merge_overlapping(passages: Sequence[Sequence[Hashable]], size: Callable[[Hashable], int],
+                      cap: int) -> list[tuple[int, list[Hashable]]]:
+    """Overlapping runs joined, best first: ``passages`` (each a run's chunk keys in reading order)
+    in rank order; one that shares a chunk with an earlier kept passage adds its other chunks to it
+    (before or after, as they lie) while the joined passage stays within ``cap`` characters, else it
+    stands alone with only the chunks no kept passage holds. Returns (rank of the kept passage's best
+    run, its chunks in reading order): no result repeats another's text."""
+    kept: list[tuple[int, list[Hashable]]] = []
+    chars: list[int] = []
+    owner: dict[Hashable, int] = {}
+    for rank, chunks in enumerate(passages):
+        new = [c for c in chunks if c not in owner]
+        if not new:
+            continue
+        into = next((owner[c] for c in chunks if c in owner), None)
+        extra = sum(size(c) + SEPARATOR_CHARS for c in new)
+        if into is None or chars[into] + extra > cap:
+            for c in new:
+                owner[c] = len(kept)
+            kept.append((rank, new))
+            chars.append(sum(size(c) for c in new) + SEPARATOR_CHARS * (len(new) - 1))
+            continue
+        first_shared = next(i for i, c in enumerate(chunks) if c in owner)
+        before = [c for c in chunks[:first_shared] if c not in owner]
+        kept[into][1][:0] = before
+        kept[into][1].extend(c for c in new if c not in before)
+        chars[into] += extra
+        for c in new:
+            owner[c] = into
+    return kept
