@@ -15,7 +15,7 @@ from typing import Any
 from episteme_core.index.analyzer import DEFAULT_LANGUAGE, language_of, tokenize
 
 FIELDS = ("title", "path", "heading", "terms", "body")
-FIELD_DEFAULTS: dict[str, int] = {"title": 1, "path": 1, "heading": 2, "terms": 2, "body": 1}
+FIELD_DEFAULTS: dict[str, int] = {"title": 1, "path": 1, "heading": 3, "terms": 2, "body": 1}
 MIN_WEIGHT, MAX_WEIGHT = 0, 10
 # What the index keeps of a chunk (besides its bytes): small, so a million chunks fit in memory.
 FACETS = ("family", "authority", "documentType", "normativity")
