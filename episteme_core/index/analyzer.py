@@ -29,6 +29,7 @@ ANALYZER_NAME = "episteme"
 ANALYZER_VERSION = "2"
 DEFAULT_LANGUAGE = "english"
 MAX_TOKEN_CHARS = 100
+MAX_CACHED_STEMS = 1_000_000  # words whose stems a process keeps
 
 # Combining marks used as diacritics on Latin, Greek and Cyrillic letters (and symbol marks).
 # Indic, Arabic, Hebrew, Thai... marks live elsewhere and are kept: they are part of the word.
@@ -43,11 +44,13 @@ _ASCII_WORD_SPANS = re.compile("[A-Za-z0-9]+")
 # ASCII text in one pass: letters lowercased, digits kept, everything else a space (then split).
 _ASCII_WORDS = {c: (chr(c).lower() if chr(c).isalnum() else " ") for c in range(128)}
 # Identifiers joined by hyphens or underscores (``frame-ancestors``, ``max_idle_timeout``).
-_JOINED = re.compile(r"[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)+")
-# Words with a case change inside (``camelCase``, ``HTTPServer``), and how they split.
-_CAMEL = re.compile(r"[A-Za-z0-9]*(?:[a-z][A-Z]|[A-Z][A-Z][a-z])[A-Za-z0-9]*")
+_JOINED = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]++(?:[-_][A-Za-z0-9]++)+")
+# Capital runs (where a case change inside a word may be), and how such a word splits.
+_CAPITALS = re.compile("[A-Z]+")
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
 _CAMEL_PARTS = re.compile(r"[A-Z]+s(?![a-z])|[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _HAS_LETTER = re.compile("[A-Za-z]")
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 # A word behind a sigil: JSON-LD keywords (@vocab), issue numbers (#1343), variables ($HOME).
 _SIGILED = re.compile(r"(?<![A-Za-z0-9@#$])[@#$][A-Za-z0-9][A-Za-z0-9_]*")
 # English stop words left out of queries (NLTK's list): question words, pronouns, auxiliaries.
@@ -75,9 +78,9 @@ NO_STEMMING = "none"
 
 
 @functools.cache
-def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """token, diacritics, CJK, CJK split, joined identifier: compiled on the first non-ASCII text
-    (their big character classes cost ~20 ms to compile, which an ASCII query never pays)."""
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """token, diacritics, CJK, CJK split: compiled on the first non-ASCII text (their big character
+    classes cost ~20 ms to compile, which an ASCII query never pays)."""
     from episteme_core.index._marks import MARKS
 
     word = f"[^\\W_]|[{MARKS}]"
@@ -86,7 +89,6 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.P
         re.compile(_DIACRITICS),
         re.compile(f"[{_CJK}]"),
         re.compile(f"[{_CJK}]+|[^{_CJK}]+"),
-        re.compile(f"(?:{word})+(?:[-_](?:{word})+)+"),
     )
 
 
@@ -106,20 +108,44 @@ def stemmer(language: str) -> Callable[[str], str]:
     """``word -> stem`` for a Snowball language (cached per word; identity for ``none``)."""
     if language == NO_STEMMING:
         return str
-    import Stemmer
+    return _stems(language).one
 
-    snowball = Stemmer.Stemmer(language, 0)  # our own dict caches; the C cache would only copy it
-    cache: dict[str, str] = {}
 
-    def stem(word: str) -> str:
-        found = cache.get(word)
+class _Stems:
+    """One Snowball stemmer with a cache of the words it has stemmed (numbers and words of one or
+    two characters stay as written)."""
+
+    def __init__(self, language: str) -> None:
+        import Stemmer
+
+        self._snowball = Stemmer.Stemmer(language, 0)  # our dict caches; the C cache would copy it
+        self.cache: dict[str, str] = {}
+
+    def _stem(self, word: str) -> str:
+        return word if len(word) <= 2 or word.isdigit() else str(self._snowball.stemWord(word))
+
+    def one(self, word: str) -> str:
+        found = self.cache.get(word)
         if found is None:
-            found = snowball.stemWord(word) if len(word) > 2 and not word.isdigit() else word
-            if len(cache) < 1_000_000:
-                cache[word] = found
+            found = self._stem(word)
+            if len(self.cache) < MAX_CACHED_STEMS:
+                self.cache[word] = found
         return found
 
-    return stem
+    def all(self, words: list[str]) -> list[str]:
+        cache = self.cache
+        missing = set(words).difference(cache)
+        if missing:
+            if len(cache) + len(missing) > MAX_CACHED_STEMS:
+                return [self.one(word) for word in words]
+            for word in missing:
+                cache[word] = self._stem(word)
+        return list(map(cache.__getitem__, words))
+
+
+@functools.cache
+def _stems(language: str) -> _Stems:
+    return _Stems(language)
 
 
 def normalize(text: str) -> str:
@@ -150,7 +176,7 @@ def words(text: str) -> list[str]:
     text = normalize(text)
     if text.isascii():
         return _ASCII_TOKEN.findall(text)
-    token_re, _, cjk, cjk_split, _ = _patterns()
+    token_re, _, cjk, cjk_split = _patterns()
     out: list[str] = []
     for token in token_re.findall(text):
         if cjk.search(token) is None:
@@ -164,17 +190,41 @@ def words(text: str) -> list[str]:
     return out
 
 
+def _camel_words(text: str) -> list[str]:
+    """The ASCII words of ``text`` with a case change inside (``camelCase``: a capital after a small
+    letter; ``HTTPServer``: capitals before a capital and a small letter). Found from the runs of
+    capitals, then widened to the word: cheap on ordinary text, which has few capitals."""
+    if text.islower() or not text:
+        return []
+    found: list[str] = []
+    end = -1
+    size = len(text)
+    for run in _CAPITALS.finditer(text):
+        start, stop = run.start(), run.end()
+        after_small = start > 0 and text[start - 1] in _LOWER
+        before_word = stop - start >= 2 and stop < size and text[stop] in _LOWER
+        if not (after_small or before_word) or start < end:
+            continue
+        while start > 0 and text[start - 1] in _ALNUM:
+            start -= 1
+        end = stop
+        while end < size and text[end] in _ALNUM:
+            end += 1
+        found.append(text[start:end])
+    return found
+
+
 def identifier_words(text: str) -> list[str]:
-    """What identifiers add to the words: the whole of each hyphen- or underscore-joined run
-    ("frameancestors") and the parts of each camelCase word ("max", "idle", "timeout")."""
+    """What identifiers add to the words: the whole of each hyphen- or underscore-joined run of ASCII
+    letters and digits ("frameancestors"), the parts of each camelCase word ("max", "idle",
+    "timeout") and each word behind a sigil ("@vocab")."""
     extra: list[str] = []
     if "-" in text or "_" in text:
-        joined = _JOINED.findall(text) if text.isascii() else _patterns()[4].findall(normalize(text))
-        for run in joined:
+        for run in _JOINED.findall(text):
             whole = run.replace("-", "").replace("_", "")
-            if len(whole) <= MAX_TOKEN_CHARS and (not whole.isascii() or _HAS_LETTER.search(whole)):
-                extra.append(whole.lower() if whole.isascii() else whole)
-    for word in _CAMEL.findall(text):
+            if len(whole) <= MAX_TOKEN_CHARS and _HAS_LETTER.search(whole):
+                extra.append(whole.lower())
+    for word in _camel_words(text):
         parts = _CAMEL_PARTS.findall(word)
         if len(parts) > 1:
             extra.extend(part.lower() for part in parts)
@@ -183,18 +233,25 @@ def identifier_words(text: str) -> list[str]:
     return extra
 
 
-def tokenize(text: str, language: str = DEFAULT_LANGUAGE, stopwords: frozenset[str] = frozenset()) -> list[str]:
-    """The terms of ``text`` in order (repeats kept: they are term frequency): stemmed words, then
-    what identifiers add; words in ``stopwords`` (unstemmed forms) are left out."""
+def surface(text: str) -> list[str]:
+    """The words of ``text`` then what its identifiers add, not stemmed (``tokenize`` stems them;
+    the shard builder stems each distinct one once instead)."""
     found = words(text)
     found.extend(identifier_words(text))
+    return found
+
+
+def tokenize(text: str, language: str = DEFAULT_LANGUAGE,
+             stopwords: frozenset[str] = frozenset()) -> list[str]:
+    """The terms of ``text`` in order (repeats kept: they are term frequency): stemmed words, then
+    what identifiers add; words in ``stopwords`` (unstemmed forms) are left out."""
+    found = surface(text)
     if stopwords:
         kept = [word for word in found if word not in stopwords]
         found = kept or found  # a query of stop words only ("to be or not to be") keeps them
-    stem = stemmer(language)
-    if stem is str:
+    if language == NO_STEMMING:
         return found
-    return list(map(stem, found))
+    return _stems(language).all(found)
 
 
 def query_terms(text: str, language: str = DEFAULT_LANGUAGE) -> list[str]:

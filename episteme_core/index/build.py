@@ -14,11 +14,12 @@ from __future__ import annotations
 import json
 import math
 import struct
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from episteme_core.index import shardfile
-from episteme_core.index.analyzer import DEFAULT_LANGUAGE, analyzer_params
+from episteme_core.index.analyzer import DEFAULT_LANGUAGE, analyzer_params, stemmer
 from episteme_core.index.fields import FACETS, FIELD_DEFAULTS, indexed, unit_tokens
 from episteme_core.index.runs import RUN_CHARS, SECTION_RUN_CHARS, plan_units
 
@@ -44,12 +45,15 @@ def epoch_seconds(value: str | None) -> float:
 BM25S_COMPATIBLE = "0.3.16"
 
 
-def bm25_matrix(token_lists: list[list[str]], params: dict[str, Any]) -> tuple[list[str], Any, Any, Any]:
+def bm25_matrix(token_lists: list[list[str]], params: dict[str, Any],
+                term_of: Callable[[str], str] | None = None) -> tuple[list[str], Any, Any, Any]:
     """The sorted vocabulary and the CSC arrays (data f4, rows i8, starts i8) of BM25 lucene scores.
 
     Equal to bm25s's ``BM25(k1, b, method="lucene").index(...)`` over the same vocabulary: idf
     ``log(1 + (N - df + 0.5) / (df + 0.5))`` rounded to float32, times ``tf / (k1 * ((1 - b) + b *
-    dl / avgdl) + tf)`` in float64, rounded to float32; per term, rows ascending.
+    dl / avgdl) + tf)`` in float64, rounded to float32; per term, rows ascending. ``term_of`` maps
+    each token to its term (a stemmer, applied once per distinct token): the result is that of the
+    mapped token lists.
     """
     import math
 
@@ -61,8 +65,15 @@ def bm25_matrix(token_lists: list[list[str]], params: dict[str, Any]) -> tuple[l
     if not flat:
         empty = np.zeros(0, dtype=np.int64)
         return [], empty.astype(np.float32), empty, np.zeros(1, dtype=np.int64)
-    vocab = sorted(set(flat))
-    ids = dict(zip(vocab, range(len(vocab)), strict=True))
+    if term_of is None:
+        vocab = sorted(set(flat))
+        ids = dict(zip(vocab, range(len(vocab)), strict=True))
+    else:
+        distinct = set(flat)
+        mapped = {token: term_of(token) for token in distinct}
+        vocab = sorted(set(mapped.values()))
+        index = dict(zip(vocab, range(len(vocab)), strict=True))
+        ids = {token: index[term] for token, term in mapped.items()}
     terms = np.fromiter(map(ids.__getitem__, flat), dtype=np.int64, count=len(flat))
     del flat
     # (term, row) pairs sorted by term then row, with their counts: the CSC order bm25s produces.
@@ -143,8 +154,11 @@ def build_shard(
         raise ValueError(f"shard {name}: one row_bytes item per row")
     views = [row if "partIndex" in row else indexed(row) for row in rows]
     units = plan_units(views, run_chars, section_run_chars)
-    token_lists = [unit_tokens([views[r] for r in unit], weights) for unit in units]
-    vocab, data, indices, indptr = bm25_matrix(token_lists, params)
+    languages = sorted({view["language"] for view in views}) or [DEFAULT_LANGUAGE]
+    # one language: stem each distinct word once, where the vocabulary is built
+    single = len(languages) == 1
+    token_lists = [unit_tokens([views[r] for r in unit], weights, stem=not single) for unit in units]
+    vocab, data, indices, indptr = bm25_matrix(token_lists, params, stemmer(languages[0]) if single else None)
     del token_lists
     encoded = [term.encode("utf-8") for term in vocab]
     offsets = np.zeros(len(encoded) + 1, dtype="<u8")
@@ -171,7 +185,6 @@ def build_shard(
     for field in FACETS:
         codes = {value: code for code, value in enumerate(facets[field])}
         arrays[f"facet.{field}"] = ("u2", struct.pack(f"<{len(rows)}H", *(codes[r.get(field)] for r in views)))
-    languages = sorted({view["language"] for view in views}) or [DEFAULT_LANGUAGE]
     meta = {
         "name": name,
         "source": source,

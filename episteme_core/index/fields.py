@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from episteme_core.index.analyzer import DEFAULT_LANGUAGE, language_of, tokenize
+from episteme_core.index.analyzer import DEFAULT_LANGUAGE, language_of, surface, tokenize
 
 FIELDS = ("title", "path", "heading", "terms", "body")
 FIELD_DEFAULTS: dict[str, int] = {"title": 1, "path": 1, "heading": 3, "terms": 2, "body": 1}
@@ -61,20 +61,25 @@ def indexed(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def unit_tokens(rows: list[dict[str, Any]], weights: dict[str, int]) -> list[str]:
-    """The terms of a scored unit (one chunk, or a run of a record's paragraphs): the labelled
-    fields of its first chunk, each ``weight`` times, then every chunk's body ``body`` times."""
+def unit_tokens(rows: list[dict[str, Any]], weights: dict[str, int], *, stem: bool = True) -> list[str]:
+    """The terms of a scored unit (one chunk, or a run of consecutive chunks): the labelled fields of
+    its first chunk, each ``weight`` times, then every chunk's body ``body`` times. ``stem=False``
+    gives the words unstemmed (a shard of one language stems each distinct word once)."""
     first = rows[0]
     language = first.get("language") or DEFAULT_LANGUAGE
+
+    def terms(text: str, lang: str) -> list[str]:
+        return tokenize(text, lang) if stem else surface(text)
+
     tokens: list[str] = []
     for field in ("title", "path", "heading", "terms"):
         weight = weights.get(field, 0)
         value = first.get(field)
         if weight and value:
-            tokens.extend(tokenize(value, language) * weight)
+            tokens.extend(terms(value, language) * weight)
     body = weights.get("body", 1)
     for row in rows:
-        tokens.extend(tokenize(row["text"], row.get("language") or language) * body)
+        tokens.extend(terms(row["text"], row.get("language") or language) * body)
     return tokens
 
 
