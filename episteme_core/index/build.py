@@ -157,7 +157,9 @@ def build_shard(
     languages = sorted({view["language"] for view in views}) or [DEFAULT_LANGUAGE]
     # one language: stem each distinct word once, where the vocabulary is built
     single = len(languages) == 1
-    token_lists = [unit_tokens([views[r] for r in unit], weights, stem=not single) for unit in units]
+    labels: dict[tuple[str, str], list[str]] = {}
+    token_lists = [unit_tokens([views[r] for r in unit], weights, stem=not single, labels=labels) for unit in units]
+    del labels
     vocab, data, indices, indptr = bm25_matrix(token_lists, params, stemmer(languages[0]) if single else None)
     del token_lists
     encoded = [term.encode("utf-8") for term in vocab]

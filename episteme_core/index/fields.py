@@ -61,10 +61,12 @@ def indexed(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def unit_tokens(rows: list[dict[str, Any]], weights: dict[str, int], *, stem: bool = True) -> list[str]:
+def unit_tokens(rows: list[dict[str, Any]], weights: dict[str, int], *, stem: bool = True,
+                labels: dict[tuple[str, str], list[str]] | None = None) -> list[str]:
     """The terms of a scored unit (one chunk, or a run of consecutive chunks): the labelled fields of
     its first chunk, each ``weight`` times, then every chunk's body ``body`` times. ``stem=False``
-    gives the words unstemmed (a shard of one language stems each distinct word once)."""
+    gives the words unstemmed (a shard of one language stems each distinct word once); ``labels``
+    caches the terms of field values (a document's title repeats on every chunk)."""
     first = rows[0]
     language = first.get("language") or DEFAULT_LANGUAGE
 
@@ -76,7 +78,13 @@ def unit_tokens(rows: list[dict[str, Any]], weights: dict[str, int], *, stem: bo
         weight = weights.get(field, 0)
         value = first.get(field)
         if weight and value:
-            tokens.extend(terms(value, language) * weight)
+            if labels is None:
+                tokens.extend(terms(value, language) * weight)
+                continue
+            found = labels.get((value, language))
+            if found is None:
+                found = labels[(value, language)] = terms(value, language)
+            tokens.extend(found * weight)
     body = weights.get("body", 1)
     for row in rows:
         tokens.extend(terms(row["text"], row.get("language") or language) * body)

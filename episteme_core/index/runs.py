@@ -68,6 +68,9 @@ def plan_units(rows: list[dict[str, Any]], chars: int = RUN_CHARS,
     units: list[tuple[int, ...]] = []
     for key in sorted(groups):
         members = groups[key]
+        if len(members) == 1:
+            units.append((members[0],))
+            continue
         if key[0] == 0:
             order = sorted(members, key=lambda r: (rows[r]["paragraph"], rows[r]["partIndex"], rows[r]["id"]))
             limit = chars
