@@ -39,7 +39,8 @@ def extract(data: bytes) -> object:
 def main() -> None:
     from episteme_core.extract.pdf_recall import document_recall, reference_pages
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
     args = parser.parse_args()
     files = sorted((args.corpus / "pdf").glob("*.pdf")) if (args.corpus / "pdf").is_dir() else []

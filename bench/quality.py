@@ -226,7 +226,8 @@ def table(questions: list[dict[str, Any]], runs: dict[str, list[int | None]]) ->
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=DEFAULT_SHARED / "corpus")
     parser.add_argument("--eval", type=Path, default=DEFAULT_SHARED / "eval")
     parser.add_argument("--home", type=Path, help="build the home here (default: a temporary folder)")
@@ -276,7 +277,8 @@ def main() -> None:
     analyzer = shards.get("analyzer", {})
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"home: {shards.get('chunks')} chunks in {len(shards.get('shards', {}))} shards; analyzer "
-          f"{analyzer.get('name', '')} {analyzer.get('version')}; build {built:.1f} s, questions {asked:.1f} s")
+          f"{analyzer.get('name', '')} {analyzer.get('version')}; build {built:.1f} s, "
+          f"questions {asked:.1f} s")
     print("cells: hit@1 / hit@5 / hit@10 / MRR@10\n")
     print(text)
     if args.json:

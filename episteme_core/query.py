@@ -111,7 +111,8 @@ class Passage:
         """The index of the row whose text holds (or, between rows, follows) ``position``."""
         for index in range(len(self.offsets) - 1, -1, -1):
             if self.offsets[index] <= position:
-                if position >= self.offsets[index] + len(self.rows[index]["text"]) and index + 1 < len(self.rows):
+                past = position >= self.offsets[index] + len(self.rows[index]["text"])
+                if past and index + 1 < len(self.rows):
                     return index + 1
                 return index
         return 0
@@ -261,7 +262,8 @@ def passage_of(shard: Shard, hit: Hit, filters: Filters | None = None) -> Passag
 
 
 def result_for(passage: Passage | dict[str, Any], *, rank: int, score: float, shard: str,
-               terms: list[str] | dict[str, float], max_chars: int, languages: list[str] | None = None) -> Result:
+               terms: list[str] | dict[str, float], max_chars: int,
+               languages: list[str] | None = None) -> Result:
     """One result: the snippet of a passage (or of one chunk's JSON) and the citation of the chunk
     where the snippet begins."""
     if isinstance(passage, dict):
@@ -362,7 +364,8 @@ def query(
     if not page:
         if total == 0:
             what = " with these filters" if filters.to_json() else ""
-            held = " holding the quoted phrases" if phrases else (" holding every word as written" if exact else "")
+            held = (" holding the quoted phrases" if phrases
+                    else " holding every word as written" if exact else "")
             return empty(f"no chunk matches{what}{held}")
         return empty(f"offset {offset} is past the last result (there are {total})", total)
     weights = shard_set.idf(terms)
@@ -397,14 +400,15 @@ def _merged_page(shard_set: Any, terms: list[str], filters: Filters, offset: int
             for row in shown:
                 if (hit.shard, row) not in texts:
                     texts[(hit.shard, row)] = shard.row_json(row)
-        merged = merge_overlapping([[(hit.shard, row) for row in shown] for hit, shown in zip(hits, rows, strict=True)],
-                                   lambda key: len(texts[key]["text"]), MERGED_CHARS)  # type: ignore[index]
+        sizes = {key: len(row["text"]) for key, row in texts.items()}
+        runs = [[(hit.shard, row) for row in shown] for hit, shown in zip(hits, rows, strict=True)]
+        merged = merge_overlapping(runs, sizes.__getitem__, MERGED_CHARS)
         if len(merged) > need or len(hits) >= total or k >= MAX_CHECKED:
             break
         k *= 2
     page = []
     for rank, keys in merged[offset : offset + limit]:
-        chosen = [texts[key] for key in keys]  # type: ignore[index]
+        chosen = [texts[key] for key in keys]
         offsets, at = [], 0
         for row in chosen:
             offsets.append(at)
@@ -452,7 +456,8 @@ def render(result: QueryResult) -> str:
             f"(snapshot {cite_.snapshot_id[:12]}; chunk {item.chunk_id[:12]}{page})"
         )
         if item.paragraphs:
-            shown = [p.ref for p in item.paragraphs if p.end > item.snippet_start and p.start < item.snippet_end]
+            shown = [p.ref for p in item.paragraphs
+                     if p.end > item.snippet_start and p.start < item.snippet_end]
             lines.append(f"   paragraphs: {', '.join(shown)}")
     if result.next_offset is not None:
         lines.append("")

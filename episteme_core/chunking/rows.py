@@ -98,7 +98,8 @@ def _covered(run: list[dict[str, Any]], starts: list[int], ends: list[int], lo_w
         hi = b_end if b_end < hi_w else hi_w
         if lo >= hi:
             continue
-        # keys sorted: anchor bbox blockId blockLength end kind normativity offset page span start time verbatim
+        # keys sorted: anchor bbox blockId blockLength end kind normativity offset page span start time
+        # verbatim
         covered.append((block, (
             f'{{"anchor":{_value(block.get("anchor"))},"bbox":{_value(block.get("bbox"))},'
             f'"blockId":{_string(block["id"])},'

@@ -7,7 +7,8 @@ when an unused copy of it is among the blocks' words, or when consecutive unused
 blocks spell it: pdfplumber's default tolerance glues words the extractor keeps apart
 ("TRAINFAREFOR" against "TRAIN FARE FOR", "“X" against "“ X", "ifT" against "if T"). Such glued
 words (none of the blocks' words) are matched first, longest first, then every other word takes an
-unused copy of itself. Words of punctuation only (the ".." of a figure) are not counted lost. The test suite and ``bench/pdf_recall.py`` use this.
+unused copy of itself. Words of punctuation only (the ".." of a figure) are not counted lost. The
+test suite and ``bench/pdf_recall.py`` use this.
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ def page_recall(reference: str, blocks: Iterable[str], page: int = 0, keep: int 
     return PageRecall(page, len(words), len(words) - len(missing), missing[:keep])
 
 
-def _split_words(lost: list[int], words: list[str], places: dict[str, list[int]], used: list[bool]) -> list[int]:
+def _split_words(lost: list[int], words: list[str], places: dict[str, list[int]],
+                 used: list[bool]) -> list[int]:
     """The lost words left once runs of consecutive reference words (punctuation-only ones skipped)
     that spell an unused word of the blocks are found: overlapping glyphs make pdfplumber cut a word
     the extractor reads whole ("s .. w . irling" against "swirling")."""

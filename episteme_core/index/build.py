@@ -69,8 +69,7 @@ def bm25_matrix(token_lists: list[list[str]], params: dict[str, Any],
         vocab = sorted(set(flat))
         ids = dict(zip(vocab, range(len(vocab)), strict=True))
     else:
-        distinct = set(flat)
-        mapped = {token: term_of(token) for token in distinct}
+        mapped = {token: term_of(token) for token in set(flat)}
         vocab = sorted(set(mapped.values()))
         index = dict(zip(vocab, range(len(vocab)), strict=True))
         ids = {token: index[term] for token, term in mapped.items()}
@@ -158,7 +157,8 @@ def build_shard(
     # one language: stem each distinct word once, where the vocabulary is built
     single = len(languages) == 1
     labels: dict[tuple[str, str], list[str]] = {}
-    token_lists = [unit_tokens([views[r] for r in unit], weights, stem=not single, labels=labels) for unit in units]
+    token_lists = [unit_tokens([views[r] for r in unit], weights, stem=not single, labels=labels)
+                   for unit in units]
     del labels
     vocab, data, indices, indptr = bm25_matrix(token_lists, params, stemmer(languages[0]) if single else None)
     del token_lists
@@ -186,7 +186,8 @@ def build_shard(
         arrays["unitRows"] = ("u4", struct.pack(f"<{int(starts[-1])}I", *(r for unit in units for r in unit)))
     for field in FACETS:
         codes = {value: code for code, value in enumerate(facets[field])}
-        arrays[f"facet.{field}"] = ("u2", struct.pack(f"<{len(rows)}H", *(codes[r.get(field)] for r in views)))
+        arrays[f"facet.{field}"] = ("u2", struct.pack(f"<{len(rows)}H",
+                                                      *(codes[r.get(field)] for r in views)))
     meta = {
         "name": name,
         "source": source,

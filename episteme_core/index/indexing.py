@@ -66,7 +66,8 @@ class IndexSettings:
 
 
 def _config_error(home: Home, message: str) -> EpistemeError:
-    return EpistemeError("INVALID_INPUT", f"{home.config_path}: {message}", details={"path": str(home.config_path)})
+    return EpistemeError("INVALID_INPUT", f"{home.config_path}: {message}",
+                         details={"path": str(home.config_path)})
 
 
 def _number(home: Home, where: str, value: Any, low: float, high: float, *, integer: bool) -> Any:

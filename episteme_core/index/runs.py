@@ -21,7 +21,9 @@ them as one passage (``merge_overlapping``), so no result repeats another's text
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any
+from typing import Any, TypeVar
+
+Key = TypeVar("Key", bound=Hashable)
 
 RUN_CHARS = 1500
 SECTION_RUN_CHARS = 3000
@@ -82,16 +84,16 @@ def plan_units(rows: list[dict[str, Any]], chars: int = RUN_CHARS,
     return units
 
 
-def merge_overlapping(passages: Sequence[Sequence[Hashable]], size: Callable[[Hashable], int],
-                      cap: int) -> list[tuple[int, list[Hashable]]]:
+def merge_overlapping(passages: Sequence[Sequence[Key]], size: Callable[[Key], int],
+                      cap: int) -> list[tuple[int, list[Key]]]:
     """Overlapping runs joined, best first: ``passages`` (each a run's chunk keys in reading order)
     in rank order; one that shares a chunk with an earlier kept passage adds its other chunks to it
     (before or after, as they lie) while the joined passage stays within ``cap`` characters, else it
     stands alone with only the chunks no kept passage holds. Returns (rank of the kept passage's best
     run, its chunks in reading order): no result repeats another's text."""
-    kept: list[tuple[int, list[Hashable]]] = []
+    kept: list[tuple[int, list[Key]]] = []
     chars: list[int] = []
-    owner: dict[Hashable, int] = {}
+    owner: dict[Key, int] = {}
     for rank, chunks in enumerate(passages):
         new = [c for c in chunks if c not in owner]
         if not new:

@@ -473,7 +473,8 @@ class ShardSet:
         frequencies summed. Scores rescaled to it compare across shards."""
         shards = self.shards if shards is None else shards
         units = sum(shard.units for shard in shards)
-        return {term: bm25_idf(units, sum(shard.document_frequency(term) for shard in shards)) for term in terms}
+        return {term: bm25_idf(units, sum(shard.document_frequency(term) for shard in shards))
+                for term in terms}
 
     def chunk(self, hit: Hit) -> Any:
         return self.shard(hit.shard).chunk(hit.chunk_id)

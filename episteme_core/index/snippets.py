@@ -5,7 +5,8 @@ IDF (rare words count more). A window's score is the IDF of each distinct query 
 smaller share for repeats, and a bonus for terms that sit close together (the densest stretch holding
 them). The best run of matches within half of ``max_chars`` is shown centred: half the room left goes
 before it, from the start of a sentence, half after it, so the words around the matches (where the
-answer often is) are shown too; the end falls at a word. Near the passage's end the window takes the whole budget.
+answer often is) are shown too; the end falls at a word. Near the passage's end the window takes the
+whole budget.
 """
 
 from __future__ import annotations

@@ -51,7 +51,8 @@ def test_the_answer_holds_the_named_runs_paragraphs_each_cited(tmp_path: Path) -
 def test_a_run_is_one_candidate_and_marked_paragraphs_leave_it(tmp_path: Path) -> None:
     record = "chat:claude/p/s"
     chunks = [
-        MemoryChunk(f"{record}#1", "Which port does the dev server use?", record, 1, "2024-01-01T00:00:01Z", "claude"),
+        MemoryChunk(f"{record}#1", "Which port does the dev server use?", record, 1, "2024-01-01T00:00:01Z",
+                    "claude"),
         MemoryChunk(f"{record}#2", "ss -ltn output: the dev server listens on port 4000", record, 2,
                     "2024-01-01T00:00:02Z", "claude", {"marked": True}),
         MemoryChunk(f"{record}#3", "It uses port 4000.", record, 3, "2024-01-01T00:00:03Z", "claude"),
@@ -68,7 +69,8 @@ def test_a_run_is_one_candidate_and_marked_paragraphs_leave_it(tmp_path: Path) -
 
 def test_budget_takes_whole_paragraphs_of_runs_in_priority_order(tmp_path: Path) -> None:
     record = "book:c/x"
-    chunks = [MemoryChunk(f"{record}#{n}", f"whale {n} " + "x" * 40, record, n, None, "books") for n in range(1, 6)]
+    chunks = [MemoryChunk(f"{record}#{n}", f"whale {n} " + "x" * 40, record, n, None, "books")
+              for n in range(1, 6)]
     shard = MemoryShard("books-0001", "books", chunks)
     warnings = Warnings()
     result = ask(Home(tmp_path / "absent"), AskOptions(question="whale", budget=100, reader="bm25"),

@@ -70,7 +70,8 @@ def test_recall_names_the_words_a_page_lost() -> None:
 def test_a_pdf_citation_carries_page_and_box(tmp_path: Path) -> None:
     (tmp_path / "form.pdf").write_bytes((FIXTURES / "ruled-form.pdf").read_bytes())
     (tmp_path / "map.json").write_text(json.dumps([
-        {"sourceUrl": "https://example.org/form.pdf", "localPath": "form.pdf", "contentType": "application/pdf"}]))
+        {"sourceUrl": "https://example.org/form.pdf", "localPath": "form.pdf",
+         "contentType": "application/pdf"}]))
     home = tmp_path / "home"
     built = invoke("--home", str(home), "pipeline", "--map", str(tmp_path / "map.json"), "--json")
     assert built.exit_code == 0, built.stderr

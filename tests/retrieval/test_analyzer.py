@@ -71,7 +71,8 @@ def test_identifiers_whole_and_by_parts() -> None:
     assert identifier_words("frame-ancestors max_idle_timeout") == ["frameancestors", "maxidletimeout"]
     assert set(tokenize("frame-ancestors")) == {"frame", "ancestor", "frameancestor"}
     assert set(tokenize("maxIdleTimeout")) == {"maxidletimeout", "max", "idl", "timeout"}
-    assert set(tokenize("max_idle_timeout")) == set(tokenize("maxIdleTimeout"))  # one identifier, two spellings
+    # one identifier, two spellings
+    assert set(tokenize("max_idle_timeout")) == set(tokenize("maxIdleTimeout"))
     assert set(tokenize("HTTPServer")) == {"httpserver", "http", "server"}
     assert tokenize("URLs") == ["url"]
     assert identifier_words("URLs and 2FA") == []  # an acronym's plural and digits before capitals are words

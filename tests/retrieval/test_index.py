@@ -9,7 +9,6 @@ import pytest
 
 from episteme_core.index import open_shards
 from episteme_core.index.analyzer import query_terms
-from episteme_core.index.fields import document_tokens
 from episteme_core.index.shards import Shard
 from episteme_core.store.home import Home
 from episteme_core.testing import invoke, validate
@@ -53,13 +52,15 @@ def test_scores_equal_raw_bm25s(build) -> None:  # type: ignore[no-untyped-def]
 
     from episteme_core.index.fields import indexed, unit_tokens
 
-    docs = [make_document(f"book:c/{n}", [("x", [f"fetch {n} " * (n % 3 + 1), "a header", "header value"] * 3)],
-                          kind="books", document_type="record") for n in range(4)]
+    texts = [[f"fetch {n} " * (n % 3 + 1), "a header", "header value"] * 3 for n in range(4)]
+    docs = [make_document(f"book:c/{n}", [("x", texts[n])], kind="books", document_type="record")
+            for n in range(4)]
     root = build(docs, "--max-chars", "256", "--overlap-chars", "0")
     shard = open_shards(Home(root)).shards[0]
     assert shard.rows == 36 and shard.units == 4  # each record's nine short paragraphs are one run
     views = [indexed(shard.row_json(r)) for r in range(shard.rows)]
-    tokens = [unit_tokens([views[r] for r in shard.unit_rows(u)], shard.meta["fields"]) for u in range(shard.units)]
+    tokens = [unit_tokens([views[r] for r in shard.unit_rows(u)], shard.meta["fields"])
+              for u in range(shard.units)]
     raw = bm25s.BM25()
     raw.index(tokens, show_progress=False)
     for query in ["fetch", "header value", "a"]:

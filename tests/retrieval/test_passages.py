@@ -95,7 +95,8 @@ def test_scores_of_different_shards_compare(build) -> None:  # type: ignore[no-u
 
 def test_a_section_split_by_a_note_is_one_passage(build) -> None:  # type: ignore[no-untyped-def]
     doc = make_document("https://w3.org/csp", [("The meta element", [
-        "A policy may be delivered in a meta element.", "Note: changes to its content attribute are ignored."])],
+        "A policy may be delivered in a meta element.",
+        "Note: changes to its content attribute are ignored."])],
         family="w3c", normativity=["normative", "informative"])
     root = build([doc], "--max-chars", "256", "--overlap-chars", "0")
     shard = open_shards(Home(root)).shards[0]

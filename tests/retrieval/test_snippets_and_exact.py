@@ -18,10 +18,12 @@ def test_snippet_is_the_window_that_best_matches_not_the_start(build) -> None:  
     answer = "Modifications to the content attribute of a meta element after parsing will be ignored."
     text = OPENING + answer + " " + OPENING
     root = build([make_document("https://e.org/csp", [("Meta", [text])])], "--max-chars", "6000")
-    data = ok("--home", str(root), "query", "--term", "meta content attribute modifications", "--max-chars", "300")
+    data = ok("--home", str(root), "query", "--term", "meta content attribute modifications",
+              "--max-chars", "300")
     result = data["results"][0]
     assert answer in result["snippet"] and len(result["snippet"]) <= 300
-    assert result["snippetStart"] > 0 and text[result["snippetStart"]:result["snippetEnd"]] == result["snippet"]
+    assert result["snippetStart"] > 0
+    assert text[result["snippetStart"]:result["snippetEnd"]] == result["snippet"]
     # the window opens at the start of a sentence, not in the middle of a word
     assert result["snippet"].startswith(("This", "Modifications"))
     quote, position = result["citation"]["selector"]
