@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from episteme_core.index import open_shards
+from episteme_core.index.analyzer import query_terms_for
 from episteme_core.index.runs import merge_overlapping, plan_units, runs_of
 from episteme_core.store.home import Home
 from episteme_core.testing import invoke, validate
@@ -152,3 +153,27 @@ def test_field_and_run_settings_are_bounded(build, tmp_path: Path, config: dict,
             assert meta["runChars"][key] == value
     else:
         assert result.exit_code == 3 and result.envelope["error"]["code"] == "INVALID_INPUT"
+
+
+def test_a_chunk_in_another_language_is_stemmed_in_it(build, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A chunk whose ``language`` label names a Snowball language is stemmed with it, and a query is
+    analyzed in every language a shard holds (chunks without the label are English)."""
+    from episteme_core.index.build import BM25_DEFAULTS, build_shard
+    from episteme_core.index.shardfile import header_sha256
+    from episteme_core.index.shards import Shard
+
+    root = build([make_document("https://e.org/fr", [("Chats", ["Les chats dormaient."])]),
+                  make_document("https://e.org/en", [("Cats", ["The cats are sleeping."])])])
+    rows = sorted((open_shards(Home(root)).shards[0].row_json(r) for r in range(2)), key=lambda r: r["id"])
+    for row in rows:
+        if row["source"].endswith("/fr"):
+            row["language"] = "fr"
+    data = build_shard(rows, source="http", name="http-0009", params=dict(BM25_DEFAULTS), built_from={})
+    (tmp_path / "s.shard").write_bytes(data)
+    shard = Shard(tmp_path / "s.shard", name="http-0009", source="http", size=len(data),
+                  header_sha256=header_sha256(data))
+    assert shard.languages == ["english", "french"]
+    assert shard.term_id("dorm") is not None and shard.term_id("chat") is not None  # French stems
+    assert shard.term_id("sleep") is not None  # English stems
+    hits, _ = shard.ranked(query_terms_for("dormait", shard.languages), 10)  # French: dorm
+    assert {shard.row_json(h.row)["source"] for h in hits} == {"https://e.org/fr"}
