@@ -1,21 +1,25 @@
-"""The fields of a chunk that BM25 weighs: title, section path, heading, defined terms and body.
+"""The fields of a chunk that BM25 weighs: title, URL, section path, heading, defined terms and body.
 
 Weighting is BM25F with one length normalisation, done as boosted copies: a field of weight ``w``
 adds its terms ``w`` times to the scored unit (so its term frequency and its length count ``w``
-times). Title, section path and heading say what a passage is about in few words, and a defined
-term (the ``dt`` of a definition list) names what the passage defines; the body is everything else.
+times). Title, URL path, section path and heading say what a passage is about in few words, and a
+defined term (the ``dt`` of a definition list) names what the passage defines; the body is
+everything else.
 A field already said by a heavier one is not repeated (a record's heading is its title). The weights
 are chosen on the dev question set (``bench/quality.py``) and recorded in every shard.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from episteme_core.index.analyzer import DEFAULT_LANGUAGE, language_of, surface, tokenize
 
-FIELDS = ("title", "path", "heading", "terms", "body")
-FIELD_DEFAULTS: dict[str, int] = {"title": 1, "path": 1, "heading": 3, "terms": 2, "body": 1}
+FIELDS = ("title", "url", "path", "heading", "terms", "body")
+FIELD_DEFAULTS: dict[str, int] = {"title": 1, "url": 2, "path": 1, "heading": 3, "terms": 2, "body": 1}
+_NOT_WORD = re.compile(r"[^A-Za-z0-9]+")
+_DIGIT_EDGE = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
 MIN_WEIGHT, MAX_WEIGHT = 0, 10
 # What the index keeps of a chunk (besides its bytes): small, so a million chunks fit in memory.
 FACETS = ("family", "authority", "documentType", "normativity")
@@ -33,6 +37,15 @@ def defined_terms(row: dict[str, Any]) -> str:
     return "\n".join(found)
 
 
+def url_words(url: object) -> str:
+    """The words of a URL's path, letters and digits apart ("/rfc/rfc2119.txt" → "rfc rfc 2119 txt"):
+    a document's address often names it better than its title does (an RFC's number)."""
+    if not isinstance(url, str) or "://" not in url:
+        return ""
+    path = url.split("://", 1)[1].partition("/")[2].split("?", 1)[0].split("#", 1)[0]
+    return _DIGIT_EDGE.sub(" ", _NOT_WORD.sub(" ", path)).strip()
+
+
 def indexed(row: dict[str, Any]) -> dict[str, Any]:
     """The part of a chunk's JSON the index reads: labels, fields, text, and where it sits."""
     path = [p for p in (row.get("sectionPath") or ()) if isinstance(p, str)]
@@ -47,6 +60,7 @@ def indexed(row: dict[str, Any]) -> dict[str, Any]:
         "source": row.get("source"),
         "sectionId": row.get("sectionId"),
         "title": title,
+        "url": url_words(row.get("url")),
         "path": "\n".join(ancestors),
         "heading": heading if heading != title else "",
         "terms": defined_terms(row),
@@ -74,7 +88,7 @@ def unit_tokens(rows: list[dict[str, Any]], weights: dict[str, int], *, stem: bo
         return tokenize(text, lang) if stem else surface(text)
 
     tokens: list[str] = []
-    for field in ("title", "path", "heading", "terms"):
+    for field in ("title", "url", "path", "heading", "terms"):
         weight = weights.get(field, 0)
         value = first.get(field)
         if weight and value:
