@@ -17,6 +17,7 @@ from typing import Any
 from episteme_core.index.analyzer import DEFAULT_LANGUAGE, language_of, surface, tokenize
 
 FIELDS = ("title", "url", "path", "heading", "terms", "body")
+LABEL_FIELDS = FIELDS[:-1]
 FIELD_DEFAULTS: dict[str, int] = {"title": 1, "url": 2, "path": 1, "heading": 3, "terms": 2, "body": 1}
 _NOT_WORD = re.compile(r"[^A-Za-z0-9]+")
 _DIGIT_EDGE = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
@@ -31,7 +32,7 @@ def defined_terms(row: dict[str, Any]) -> str:
     text: str = row.get("text") or ""
     found = []
     for block in row.get("blocks") or ():
-        if block.get("kind") == "definition" and block.get("start") == 0:
+        if block.get("kind") == "definition" and not block.get("start"):
             offset = int(block.get("offset", 0))
             found.append(text[offset : offset + int(block["end"]) - int(block["start"])].split("\n", 1)[0])
     return "\n".join(found)
@@ -46,23 +47,39 @@ def url_words(url: object) -> str:
     return _DIGIT_EDGE.sub(" ", _NOT_WORD.sub(" ", path)).strip()
 
 
-def indexed(row: dict[str, Any]) -> dict[str, Any]:
-    """The part of a chunk's JSON the index reads: labels, fields, text, and where it sits."""
-    path = [p for p in (row.get("sectionPath") or ()) if isinstance(p, str)]
+def _labels(row: dict[str, Any]) -> tuple[str, str, str, str]:
+    """(title, URL words, section path above the heading, heading) of a chunk's JSON."""
     heading = row.get("heading") or ""
     title = row.get("title") or ""
-    ancestors = [p for p in path if p not in (heading, title)]
-    attributes = row.get("attributes") or {}
-    part = row.get("part") or {}
+    path = "\n".join(p for p in (row.get("sectionPath") or ())
+                     if isinstance(p, str) and p not in (heading, title))
+    return title, url_words(row.get("url")), path, heading if heading != title else ""
+
+
+def indexed(row: dict[str, Any], labels: dict[tuple[Any, ...], tuple[str, str, str, str]] | None = None
+            ) -> dict[str, Any]:
+    """The part of a chunk's JSON the index reads: labels, fields, text, and where it sits.
+
+    ``labels`` caches the document labels by their values (the chunks of a document share them: one
+    copy of each string in memory, the URL's words split once)."""
+    if labels is None:
+        title, url, path, heading = _labels(row)
+    else:
+        key = (row.get("title"), row.get("url"), row.get("heading"), tuple(row.get("sectionPath") or ()))
+        found = labels.get(key)
+        if found is None:
+            found = labels[key] = _labels(row)
+        title, url, path, heading = found
+    part = row.get("part")
     return {
         "id": row["id"],
         "sourceKind": row.get("sourceKind"),
         "source": row.get("source"),
         "sectionId": row.get("sectionId"),
         "title": title,
-        "url": url_words(row.get("url")),
-        "path": "\n".join(ancestors),
-        "heading": heading if heading != title else "",
+        "url": url,
+        "path": path,
+        "heading": heading,
         "terms": defined_terms(row),
         "text": row.get("text") or "",
         "time": row.get("time"),
@@ -70,8 +87,10 @@ def indexed(row: dict[str, Any]) -> dict[str, Any]:
         "recordId": row.get("recordId"),
         "paragraph": row.get("paragraph"),
         "partIndex": part.get("index", 1) if isinstance(part, dict) else 1,
-        "marked": bool(attributes.get("marked")) if isinstance(attributes, dict) else False,
-        **{facet: row.get(facet) for facet in FACETS},
+        "family": row.get("family"),
+        "authority": row.get("authority"),
+        "documentType": row.get("documentType"),
+        "normativity": row.get("normativity"),
     }
 
 
@@ -88,10 +107,10 @@ def unit_tokens(rows: list[dict[str, Any]], weights: dict[str, int], *, stem: bo
         return tokenize(text, lang) if stem else surface(text)
 
     tokens: list[str] = []
-    for field in ("title", "url", "path", "heading", "terms"):
+    for field in LABEL_FIELDS:
         weight = weights.get(field, 0)
-        value = first.get(field)
-        if weight and value:
+        value = first.get(field) if weight else None
+        if value:
             if labels is None:
                 tokens.extend(terms(value, language) * weight)
                 continue

@@ -194,9 +194,11 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None) -> In
     chunk_index_sha = hashlib.sha256(cstage.index_path.read_bytes()).hexdigest()
     # chunk id -> (the fields a shard indexes, the chunk's canonical bytes): a million chunks fit
     live: dict[str, tuple[dict[str, Any], bytes]] = {}
+    labels: dict[tuple[Any, ...], tuple[str, str, str, str]] = {}  # a document's labels, once
     for chunk_json, raw in iter_chunk_rows(home, chunk_index):
         if chunk_json["id"] not in live:
-            live[chunk_json["id"]] = (indexed(chunk_json), raw)
+            live[chunk_json["id"]] = (indexed(chunk_json, labels), raw)
+    del labels
     stage = Stage(home, STAGE)
     previous = stage.read_index()
     analyzer = analyzer_params()
