@@ -72,6 +72,7 @@ class Chunk:
     part: Part
     chunker: str  # name/version of the chunker that cut it
     time: str | None = None  # records: the paragraph's own time
+    language: str | None = None  # the document's language where it is known (HTML lang, a record's)
     record_id: str | None = None  # records: the record id (equals ``source``)
     paragraph: int | None = None  # records: the paragraph number n (``show ID#n``)
     attributes: dict[str, Any] = attrs.field(factory=dict)

@@ -127,12 +127,14 @@ class _Labels:
             f'"sourceKind":{_value(data["sourceKind"])},"sourceSha256":{_value(data["sourceSha256"])},"text":'
         )
         self.end = f',"title":{_value(data["title"])},"url":{_value(data.get("url"))}}}'
+        language = (data.get("attributes") or {}).get("language")
+        self.language = f',"language":{_value(language if isinstance(language, str) and language else None)}'
 
 
 def _row(labels: _Labels, section: dict[str, Any], text: str, covered: list[tuple[dict[str, Any], str]],
          normativity: str, index: int, count: int, record_id: str | None = None,
          paragraph: int | None = None, attributes: dict[str, Any] | None = None) -> str:
-    """One sealed chunk as canonical JSON text (keys sorted; ``id`` between heading and normativity)."""
+    """One sealed chunk as canonical JSON text (keys sorted; ``id`` between heading and language)."""
     time = next((block["time"] for block, _ in covered if block.get("time")), None)
     first = covered[0][0].get("anchor") or section.get("anchor")
     left = (
@@ -141,7 +143,7 @@ def _row(labels: _Labels, section: dict[str, Any], text: str, covered: list[tupl
         f'"heading":{_string(section["heading"])}'
     )
     right = (
-        f',"normativity":{_string(normativity)},"paragraph":{_value(paragraph)},'
+        f'{labels.language},"normativity":{_string(normativity)},"paragraph":{_value(paragraph)},'
         f'"part":{{"count":{count},"index":{index}}},"recordId":{_value(record_id)},'
         f'"schemaVersion":{_SCHEMA_VERSION},"sectionId":{_string(section["id"])},'
         f'"sectionPath":[{",".join(map(_string, section.get("path", [])))}]{labels.source}{_string(text)},'

@@ -186,10 +186,17 @@ def _make(
         part=part,
         chunker=chunker,
         time=times[0] if times else None,
+        language=document_language(document.attributes),
         record_id=record_id,
         paragraph=paragraph,
         attributes=dict(attributes or {}),
     )
+
+
+def document_language(attributes: dict[str, object]) -> str | None:
+    """The language a document's attributes name (``language``), which its chunks carry."""
+    value = attributes.get("language")
+    return value if isinstance(value, str) and value else None
 
 
 class WindowChunker:

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from episteme_core.extract.api import ExtractRequest
 
 NAME = "record"
-VERSION = "1"
+VERSION = "2"  # 2: the record's language in the document's attributes
 DOCUMENT_TYPE = "record"
 
 # The block kind of a paragraph, by source; other sources (a third party's) get "paragraph".
@@ -21,6 +21,20 @@ BLOCK_KINDS = {
     "honcho": "message",
     "git": "commit_message",
 }
+
+
+def record_language(metadata: dict[str, object]) -> str | None:
+    """The language a record's metadata names (its own ``language``, front matter ``language`` or
+    ``lang``, a Project Gutenberg header's ``Language:``), for the index's stemmer; else None."""
+    front = metadata.get("frontMatter")
+    gutenberg = metadata.get("gutenberg")
+    for value in (metadata.get("language"),
+                  front.get("language") if isinstance(front, dict) else None,
+                  front.get("lang") if isinstance(front, dict) else None,
+                  gutenberg.get("language") if isinstance(gutenberg, dict) else None):
+        if isinstance(value, str) and value.strip():
+            return value.strip()[:35]
+    return None
 
 
 def block_kind(source: str, paragraph_kind: str) -> str:
@@ -62,6 +76,9 @@ class RecordExtractor:
             "recordTime": record.time,
             "paragraphs": len(record.paragraphs),
         }
+        language = record_language(record.metadata)
+        if language:
+            builder.attributes["language"] = language
         builder.open_section(builder.title, 1)
         for paragraph in record.paragraphs:
             attributes = {**paragraph.attributes, "n": paragraph.n, "paragraphKind": paragraph.kind}
