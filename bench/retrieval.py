@@ -122,9 +122,10 @@ def main() -> None:
     from episteme_core.chunking.paragraph import ParagraphChunker
     from episteme_core.chunking.window import WindowChunker
     from episteme_core.documents import write_documents
-    from episteme_core.index.analyzer import document_tokens, query_terms
+    from episteme_core.index.analyzer import query_terms
     from episteme_core.index.analyzer import vocabulary as analyzer_vocabulary
     from episteme_core.index.build import BM25_DEFAULTS, bm25_matrix
+    from episteme_core.index.fields import document_tokens
     from episteme_core.index.indexing import index_home
     from episteme_core.index.shards import open_shards
     from episteme_core.query import query

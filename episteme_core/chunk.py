@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from episteme_core.canonical import fingerprint
-from episteme_core.document import CONTENT_TRUST, Span
+from episteme_core.document import CONTENT_TRUST, BBox, Span
 
 CHUNK_SCHEMA_VERSION = "1"
 SEPARATOR = "\n\n"
@@ -38,6 +38,7 @@ class ChunkBlock:
     span: Span | None = None  # the block's span in the decoded source, as the extractor gave it
     time: str | None = None
     verbatim: bool = False  # the decoded source at ``span`` is exactly the block's text (checked)
+    bbox: BBox | None = None  # PDF: the block's box on its page, in points from the top-left
 
 
 @attrs.frozen
@@ -81,6 +82,7 @@ class Chunk:
     part: Part
     chunker: str  # name/version of the chunker that cut it
     time: str | None = None  # records: the paragraph's own time
+    language: str | None = None  # the document's language where it is known (HTML lang, a record's)
     record_id: str | None = None  # records: the record id (equals ``source``)
     paragraph: int | None = None  # records: the paragraph number n (``show ID#n``)
     attributes: dict[str, Any] = attrs.field(factory=dict)

@@ -1,9 +1,14 @@
 """``episteme query``: ranked, cited evidence from the shards, verbatim and bounded.
 
-Each result is a snippet cut from one chunk's text (never more than ``max_chars``, never rewritten)
-with a citation that resolves to stored bytes: the document's block, the characters of its text
-(W3C Web Annotation TextQuoteSelector and TextPositionSelector), and, when the extractor recorded
-a verbatim source span, the characters of the decoded source.
+Each result is a scored passage (a chunk, or a run of a record's consecutive paragraphs joined by a
+blank line) and a snippet cut from it (never more than ``max_chars``, never rewritten): the window
+that best matches the query. Its citation resolves to stored bytes: the document's block, the
+characters of its text (W3C Web Annotation TextQuoteSelector and TextPositionSelector), and, when
+the extractor recorded a verbatim source span, the characters of the decoded source. A run also
+lists its paragraphs, each with its own ``record#n``.
+
+Words are matched stemmed; a quoted phrase (``"must not"``) must appear as written, its words in
+order, and ``exact`` asks every word to appear as written (both checked on the passage's text).
 """
 
 from __future__ import annotations
@@ -13,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from episteme_core.errors import EpistemeError
-from episteme_core.index.analyzer import query_terms
-from episteme_core.index.shards import Filters, ShardSet, open_shards
+from episteme_core.index.analyzer import query_terms_for, words
+from episteme_core.index.shards import Filters, Hit, Shard, ShardSet, open_shards
 from episteme_core.store.home import Home
 
 if TYPE_CHECKING:
@@ -29,6 +34,8 @@ DEFAULT_MAX_CHARS, MIN_MAX_CHARS, MAX_MAX_CHARS = 1200, 80, 20_000
 MAX_OFFSET = 1_000_000
 CONTEXT_CHARS = 32
 MAX_TERM_CHARS = 4096
+# Quoted phrases and --exact are checked on the text of candidates in score order, at most this many.
+MAX_CHECKED = 5_000
 
 
 @attrs.frozen
@@ -44,6 +51,7 @@ class Citation:
     section_id: str
     block_id: str
     page: int | None
+    bbox: dict[str, float] | None  # PDF: the block's box on its page (points, origin top-left)
     record_id: str | None
     paragraph: int | None
     time: str | None
@@ -76,9 +84,40 @@ class Result:
     chunk_chars: int
     part: dict[str, int]
     citation: Citation
+    paragraphs: list[PassageParagraph] | None = None  # a run: its paragraphs, where they sit in it
     content_trust: str = CONTENT_TRUST
     diagnostics: list[dict[str, str]] = attrs.field(factory=list)  # the document's, passed through
     limits: list[str] = attrs.field(factory=list)  # what the document's extractor cannot see
+
+
+@attrs.frozen
+class PassageParagraph:
+    """One paragraph of a run: its reference, chunk, time, and ``[start, end)`` in the run's text."""
+
+    ref: str
+    chunk_id: str
+    start: int
+    end: int
+    time: str | None
+
+
+@attrs.frozen
+class Passage:
+    """What a hit scores and shows: one chunk's text, or a run of paragraphs joined by a blank line."""
+
+    text: str
+    rows: list[dict[str, Any]]  # chunk JSON objects, in reading order
+    offsets: list[int]  # where each row's text begins in ``text``
+
+    def row_at(self, position: int) -> int:
+        """The index of the row whose text holds (or, between rows, follows) ``position``."""
+        for index in range(len(self.offsets) - 1, -1, -1):
+            if self.offsets[index] <= position:
+                past = position >= self.offsets[index] + len(self.rows[index]["text"])
+                if past and index + 1 < len(self.rows):
+                    return index + 1
+                return index
+        return 0
 
 
 @attrs.frozen
@@ -96,6 +135,9 @@ class QueryResult:
     results: list[Result]
     shards: int
     reason: str | None = None  # why the page is empty, when it is
+    phrases: list[str] = attrs.field(factory=list)  # quoted phrases, as parsed
+    exact: bool = False
+    total_exact: bool = True  # False: phrases/--exact were checked on MAX_CHECKED candidates only
 
 
 def check_term(term: str | None) -> str:
@@ -123,36 +165,37 @@ def check_since(value: str | None) -> str | None:
     return value
 
 
-def snippet_window(text: str, terms: list[str], max_chars: int) -> tuple[int, int]:
-    """``[start, end)`` of at most ``max_chars`` characters of ``text``, around the first term found."""
-    if len(text) <= max_chars:
-        return 0, len(text)
-    at = _first_match(text, terms)
-    start = max(0, min(at - max_chars // 3, len(text) - max_chars))
-    end = min(len(text), start + max_chars)
-    if start > 0:  # begin at a word when one starts close by
-        space = text.find(" ", start, min(start + 40, end))
-        if space >= 0:
-            start = space + 1
-    if end < len(text):
-        space = text.rfind(" ", max(start, end - 40), end)
-        if space > start:
-            end = space
-    return start, end
-
-
-def _first_match(text: str, terms: list[str]) -> int:
-    """Where the first word holding a query term starts (words normalized as the analyzer does)."""
+def parse_term(text: str) -> tuple[str, list[str]]:
+    """The words to score and the quoted phrases of a ``--term`` (an unmatched quote quotes the rest)."""
     import re
 
-    from episteme_core.index.analyzer import normalize
+    phrases = [p.strip() for p in re.findall(r'"([^"]*)"?', text) if p.strip()]
+    return text.replace('"', " "), phrases
 
-    for match in re.finditer(r"\S+", text):
-        word = match.group()
-        folded = word.lower() if word.isascii() else normalize(word)
-        if any(term in folded for term in terms):
-            return match.start()
-    return 0
+
+def snippet_window(text: str, terms: list[str] | dict[str, float], max_chars: int,
+                   languages: list[str] | None = None) -> tuple[int, int]:
+    """``[start, end)`` of at most ``max_chars`` characters of ``text``: the window that best matches
+    the query terms (a list weighs them equally; a dict gives each its IDF)."""
+    from episteme_core.index.snippets import best_window
+
+    weights = terms if isinstance(terms, dict) else dict.fromkeys(terms, 1.0)
+    return best_window(text, weights, max_chars, languages or ["english"])
+
+
+def _holds(text: str, exact_words: set[str], phrases: list[list[str]]) -> bool:
+    """True when ``text`` has every word of ``exact_words`` and every phrase as written (normalized,
+    unstemmed; a phrase's words consecutive)."""
+    if not exact_words and not phrases:
+        return True
+    found = words(text)
+    if not exact_words <= set(found):
+        return False
+    for phrase in phrases:
+        n = len(phrase)
+        if not any(found[i : i + n] == phrase for i in range(len(found) - n + 1) if found[i] == phrase[0]):
+            return False
+    return True
 
 
 def _primary(row: dict[str, Any], start: int, end: int) -> dict[str, Any]:
@@ -207,6 +250,7 @@ def cite_row(row: dict[str, Any], start: int, end: int) -> Citation:
         section_id=row["sectionId"],
         block_id=block["blockId"],
         page=block.get("page"),
+        bbox=block.get("bbox"),
         record_id=row.get("recordId"),
         paragraph=row.get("paragraph"),
         time=block.get("time") or row.get("time"),
@@ -220,11 +264,42 @@ def cite_row(row: dict[str, Any], start: int, end: int) -> Citation:
     )
 
 
-def result_for(row: dict[str, Any], *, rank: int, score: float, shard: str, terms: list[str],
-               max_chars: int) -> Result:
-    """One result from a chunk's JSON (a shard row)."""
-    text: str = row["text"]
-    start, end = snippet_window(text, terms, max_chars)
+def passage_of(shard: Shard, hit: Hit, filters: Filters | None = None) -> Passage:
+    """The passage a hit scored: its chunk, or its run's chunks (those that pass the filters) joined
+    by a blank line."""
+    rows = [shard.row_json(row) for row in shard.shown_rows(hit, filters)]
+    offsets, at = [], 0
+    for row in rows:
+        offsets.append(at)
+        at += len(row["text"]) + 2
+    return Passage("\n\n".join(row["text"] for row in rows), rows, offsets)
+
+
+def result_for(passage: Passage | dict[str, Any], *, rank: int, score: float, shard: str,
+               terms: list[str] | dict[str, float], max_chars: int,
+               languages: list[str] | None = None) -> Result:
+    """One result: the snippet of a passage (or of one chunk's JSON) and the citation of the chunk
+    where the snippet begins."""
+    if isinstance(passage, dict):
+        passage = Passage(passage["text"], [passage], [0])
+    text = passage.text
+    start, end = snippet_window(text, terms, max_chars, languages)
+    index = passage.row_at(start)
+    row, offset = passage.rows[index], passage.offsets[index]
+    own = len(row["text"])
+    local_start = min(max(start - offset, 0), own)
+    local_end = max(min(end - offset, own), local_start)
+    if local_end == local_start and own:  # a snippet of separators only: cite the chunk's first character
+        local_start, local_end = min(local_start, own - 1), min(local_start, own - 1) + 1
+    paragraphs = None
+    if len(passage.rows) > 1:
+        paragraphs = [
+            PassageParagraph(
+                ref=f"{r['recordId']}#{r['paragraph']}" if r.get("recordId") is not None else r["source"],
+                chunk_id=r["id"], start=o, end=o + len(r["text"]), time=r.get("time"),
+            )
+            for r, o in zip(passage.rows, passage.offsets, strict=True)
+        ]
     return Result(
         rank=rank,
         score=round(score, 6),
@@ -244,7 +319,8 @@ def result_for(row: dict[str, Any], *, rank: int, score: float, shard: str, term
         snippet_end=end,
         chunk_chars=len(text),
         part={"index": row["part"]["index"], "count": row["part"]["count"]},
-        citation=cite_row(row, start, end),
+        citation=cite_row(row, local_start, local_end),
+        paragraphs=paragraphs,
         diagnostics=list(row.get("diagnostics") or ()),
         limits=list(row.get("limits") or ()),
     )
@@ -258,10 +334,12 @@ def query(
     limit: int = DEFAULT_LIMIT,
     offset: int = 0,
     max_chars: int = DEFAULT_MAX_CHARS,
+    exact: bool = False,
     shard_set: ShardSet | None = None,
 ) -> QueryResult:
     """Rank the home's fresh shards for ``term``; a page of cited results sorted (-score, chunk id).
 
+    Quoted phrases in ``term`` must appear as written; ``exact`` asks the same of every word.
     ``shard_set`` (shards already opened and checked fresh, as the MCP server keeps them) replaces
     opening the home's shards for this one query."""
     text = check_term(term)
@@ -272,12 +350,21 @@ def query(
         raise EpistemeError("INVALID_USAGE", "limit, offset or max-chars out of range")
     if shard_set is None:
         shard_set = open_shards(home)
-    terms = query_terms(text)
+    scored, phrases = parse_term(text)
+    languages = shard_set.languages
+    terms = query_terms_for(scored, languages)
+    phrase_words = [words(p) for p in phrases]
+    phrase_words = [p for p in phrase_words if p]
+    exact_words = set(words(scored)) if exact else set()
+    checking = bool(exact_words or phrase_words)
+    required = sorted(set(query_terms_for(" ".join(exact_words | {w for p in phrase_words for w in p}),
+                                          languages))) if checking else []
 
     def empty(reason: str, total: int = 0) -> QueryResult:
         return QueryResult(
             query=text, terms=terms, filters=filters.to_json(), total=total, offset=offset, limit=limit,
             max_chars=max_chars, next_offset=None, results=[], shards=len(shard_set.shards), reason=reason,
+            phrases=phrases, exact=exact,
         )
 
     if not terms:
@@ -287,30 +374,90 @@ def query(
         if len(unknown) == len(set(filters.source)):
             known = ", ".join(shard_set.sources) or "none"
             return empty(f"no shard holds source {', '.join(unknown)} (sources: {known})")
-    hits, total = shard_set.search(terms, offset + limit, filters)
-    page = hits[offset : offset + limit]
+    total_exact = True
+    if checking:
+        page_passages, total, total_exact = _checked(shard_set, terms, required, filters, offset + limit,
+                                                     exact_words, phrase_words)
+        page = page_passages[offset : offset + limit]
+    else:
+        page, total, more = _merged_page(shard_set, terms, filters, offset, limit)
     if not page:
         if total == 0:
             what = " with these filters" if filters.to_json() else ""
-            return empty(f"no chunk matches{what}")
+            held = (" holding the quoted phrases" if phrases
+                    else " holding every word as written" if exact else "")
+            return empty(f"no chunk matches{what}{held}")
         return empty(f"offset {offset} is past the last result (there are {total})", total)
+    weights = shard_set.idf(terms)
     results = [
-        result_for(shard_set.shard(hit.shard).row_json(hit.row), rank=offset + i, score=hit.score,
-                   shard=hit.shard, terms=terms, max_chars=max_chars)
-        for i, hit in enumerate(page, start=1)
+        result_for(passage, rank=offset + i, score=hit.score, shard=hit.shard, terms=weights,
+                   max_chars=max_chars, languages=languages)
+        for i, (hit, passage) in enumerate(page, start=1)
     ]
     end = offset + len(page)
+    more = more if not checking else end < total
     return QueryResult(
         query=text, terms=terms, filters=filters.to_json(), total=total, offset=offset, limit=limit,
-        max_chars=max_chars, next_offset=end if end < total else None, results=results,
-        shards=len(shard_set.shards),
+        max_chars=max_chars, next_offset=end if more else None, results=results,
+        shards=len(shard_set.shards), phrases=phrases, exact=exact, total_exact=total_exact,
     )
+
+
+def _merged_page(shard_set: Any, terms: list[str], filters: Filters, offset: int,
+                 limit: int) -> tuple[list[tuple[Hit, Passage]], int, bool]:
+    """A page of passages, overlapping runs joined (``runs.merge_overlapping``), the number of
+    matching units, and whether passages follow the page. Fetches more hits until the page is full."""
+    from episteme_core.index.runs import MERGED_CHARS, merge_overlapping
+
+    need = offset + limit
+    k = 2 * need + 10
+    while True:
+        hits, total = shard_set.search(terms, k, filters)
+        rows = [shard_set.shard(hit.shard).shown_rows(hit, filters) for hit in hits]
+        texts: dict[tuple[str, int], dict[str, Any]] = {}
+        for hit, shown in zip(hits, rows, strict=True):
+            shard = shard_set.shard(hit.shard)
+            for row in shown:
+                if (hit.shard, row) not in texts:
+                    texts[(hit.shard, row)] = shard.row_json(row)
+        sizes = {key: len(row["text"]) for key, row in texts.items()}
+        runs = [[(hit.shard, row) for row in shown] for hit, shown in zip(hits, rows, strict=True)]
+        merged = merge_overlapping(runs, sizes.__getitem__, MERGED_CHARS)
+        if len(merged) > need or len(hits) >= total or k >= MAX_CHECKED:
+            break
+        k *= 2
+    page = []
+    for rank, keys in merged[offset : offset + limit]:
+        chosen = [texts[key] for key in keys]
+        offsets, at = [], 0
+        for row in chosen:
+            offsets.append(at)
+            at += len(row["text"]) + 2
+        page.append((hits[rank], Passage("\n\n".join(row["text"] for row in chosen), chosen, offsets)))
+    return page, total, len(merged) > need or len(hits) < total
+
+
+def _checked(shard_set: Any, terms: list[str], required: list[str], filters: Filters, wanted: int,
+             exact_words: set[str], phrases: list[list[str]]) -> tuple[list[tuple[Hit, Passage]], int, bool]:
+    """Hits (with their passages) holding the exact words and phrases, best first: candidates hold
+    every required term; their text is checked in score order, at most ``MAX_CHECKED`` of them."""
+    hits, candidates = shard_set.search(terms, MAX_CHECKED, filters, required=required)
+    kept: list[tuple[Hit, Passage]] = []
+    count = 0
+    for hit in hits:
+        passage = passage_of(shard_set.shard(hit.shard), hit, filters)
+        if _holds(passage.text, exact_words, phrases):
+            count += 1
+            if len(kept) < wanted:
+                kept.append((hit, passage))
+    return kept, count, candidates <= MAX_CHECKED
 
 
 def render(result: QueryResult) -> str:
     """Human text: a header, then per result heading and score, the snippet, and the citation."""
+    count = f"{result.total}" if result.total_exact else f"at least {result.total}"
     lines = [
-        f"{result.total} result(s) for “{result.query}” (offset {result.offset}, limit {result.limit}).",
+        f"{count} result(s) for “{result.query}” (offset {result.offset}, limit {result.limit}).",
     ]
     if result.reason:
         lines.append(result.reason)
@@ -328,6 +475,10 @@ def render(result: QueryResult) -> str:
             f"   {cite_.link or item.source} "
             f"(snapshot {cite_.snapshot_id[:12]}; chunk {item.chunk_id[:12]}{page})"
         )
+        if item.paragraphs:
+            shown = [p.ref for p in item.paragraphs
+                     if p.end > item.snippet_start and p.start < item.snippet_end]
+            lines.append(f"   paragraphs: {', '.join(shown)}")
     if result.next_offset is not None:
         lines.append("")
         lines.append(f"Next: --offset {result.next_offset}")

@@ -36,6 +36,9 @@ def test_derived_bytes_do_not_depend_on_hash_seed(tmp_path_factory, paragraphs, 
     work = tmp_path_factory.mktemp("src")
     (work / "a.txt").write_text("\n\n".join(paragraphs), "utf-8")
     (work / "b.txt").write_text("\n\n".join(later), "utf-8")
+    shelf = work / "shelf"  # a book: its paragraphs are scored in runs
+    shelf.mkdir()
+    (shelf / "book.txt").write_text("\n\n".join([*paragraphs, *later, *paragraphs]), "utf-8")
     (work / "map.json").write_text(json.dumps([
         {"sourceUrl": "https://example.org/a.txt", "localPath": "a.txt", "contentType": "text/plain"},
         {"sourceUrl": "https://example.org/b.txt", "localPath": "b.txt", "contentType": "text/plain"},
@@ -46,6 +49,8 @@ def test_derived_bytes_do_not_depend_on_hash_seed(tmp_path_factory, paragraphs, 
         env = {"PYTHONHASHSEED": seed}
         run = run_cli(["--home", str(home), "pipeline", "--map", str(work / "map.json"), "--max-chars", "300",
                        "--overlap-chars", "50", "--json"], env=env)
+        assert run.exit_code == 0, run.stderr
+        run = run_cli(["--home", str(home), "ingest", "books", str(shelf), "--json"], env=env)
         assert run.exit_code == 0, run.stderr
         (work / "b.txt").write_text("\n\n".join([*later, "one more paragraph"]), "utf-8")
         other = home.parent / "other"

@@ -1,5 +1,4 @@
-"""QueryIsBounded: a query never returns more than --limit results nor a snippet longer than --max-chars,
-and its paging (offset, nextOffset, total) is consistent."""
+"""QueryIsBounded: a query never returns more than --limit results nor a snippet longer than --max-chars, and its paging (offset, nextOffset, total) is consistent: a page is full unless it is the last, and no passage is shown twice."""
 
 from __future__ import annotations
 
@@ -47,9 +46,21 @@ def test_query_is_bounded(built: Home, term, limit, offset, max_chars, source) -
     for item in result.results:
         assert 0 < len(item.snippet) <= max_chars
         assert item.snippet_end - item.snippet_start == len(item.snippet)
-    assert len(result.results) == max(0, min(limit, result.total - offset))
-    expected_next = offset + len(result.results) if offset + len(result.results) < result.total else None
-    assert result.next_offset == expected_next
-    keys = [(-r.score, r.chunk_id) for r in result.results]
-    assert keys == sorted(keys)
+    # total counts matching passages before overlapping runs are joined: pages hold at most that many
+    assert len(result.results) <= max(0, min(limit, result.total - offset))
+    if result.next_offset is not None:
+        assert len(result.results) == limit and result.next_offset == offset + limit
+        assert query(built, term, filters=Filters(source=source), limit=1, offset=result.next_offset,
+                     max_chars=max_chars).results, "nextOffset points at a result"
+    elif result.results:
+        after = query(built, term, filters=Filters(source=source), limit=100, offset=offset + len(result.results),
+                      max_chars=max_chars)
+        assert after.results == [], "no nextOffset but more results"
     assert [r.rank for r in result.results] == list(range(offset + 1, offset + 1 + len(result.results)))
+    # results come best first, and a passage (its chunks) is never shown twice on the way
+    everything = query(built, term, filters=Filters(source=source), limit=100, offset=0, max_chars=max_chars)
+    scores = [r.score for r in everything.results]
+    assert scores == sorted(scores, reverse=True)
+    shown = [c for r in everything.results for c in ([p.chunk_id for p in r.paragraphs] if r.paragraphs
+                                                     else [r.chunk_id])]
+    assert len(shown) == len(set(shown))

@@ -1,10 +1,11 @@
 """Answer assembly over an abstract set of stored paragraphs: union, dedup, budget, time order.
 
-The readers named labels; here those labels become the stored paragraphs they point to, verbatim.
-Priority decides what fits the character budget (each shard's first-named paragraphs first, then
-the second-named, ...; within a rank, the higher BM25 score relative to the shard's best); what
-fits is then shown in time order. A paragraph is never cut: one that does not fit is listed as
-omitted and smaller ones may still fit.
+The readers named labels; here those labels become the stored paragraphs they point to, verbatim (a
+label names a passage: one paragraph, or a run of a record's consecutive paragraphs, each kept with
+its own reference). Priority decides what fits the character budget (each shard's first-named
+passages first, then the second-named, ...; within a rank, the higher BM25 score relative to the
+shard's best; within a passage, its reading order); what fits is then shown in time order. A
+paragraph is never cut: one that does not fit is listed as omitted and smaller ones may still fit.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class Named:
     rank: int  # 0 = named first for its shard
     relative_score: float  # BM25 score / the shard's best score
     reader_score: float | None = None
+    position: int = 0  # its place in the passage (run of paragraphs) that was named
 
 
 @attrs.frozen
@@ -110,7 +112,8 @@ def time_key(paragraph: StoredParagraph | AnswerParagraph) -> tuple[Any, ...]:
 def assemble(named: Sequence[Named], budget: int) -> Assembly:
     """The answer: named paragraphs deduplicated, within ``budget`` characters, in time order."""
     ordered = sorted(
-        named, key=lambda x: (x.rank, -x.relative_score, x.paragraph.ref, x.paragraph.chunk_id)
+        named, key=lambda x: (x.rank, -x.relative_score, x.paragraph.shard, x.label, x.position,
+                              x.paragraph.ref, x.paragraph.chunk_id)
     )
     kept: list[Named] = []
     by_key: dict[tuple[str, str], int] = {}

@@ -1,7 +1,8 @@
 """An in-memory shard with the index's interface, for tests, laws and plugin authors' tests.
 
-``MemoryShard(name, source, paragraphs)`` scores a paragraph by how many question words it holds
-(a crude stand-in for BM25), sorted by (-score, chunk id) as real shards are.
+``MemoryShard(name, source, paragraphs)`` scores a paragraph (``search``), or a run of a record's
+consecutive paragraphs (``passages``, runs cut as the index cuts them), by how many question words
+it holds (a crude stand-in for BM25), sorted by (-score, chunk id) as real shards are.
 """
 
 from __future__ import annotations
@@ -56,6 +57,26 @@ class MemoryShard:
             if score > 0:
                 scored.append((chunk.id, score))
         scored.sort(key=lambda pair: (-pair[1], pair[0]))
+        return scored[:k]
+
+    def passages(self, text: str, k: int, filters: Any = None, *,
+                 idf: Any = None) -> list[tuple[float, list[str]]]:
+        """Runs of consecutive paragraphs of one record (as the index builds them), scored alike."""
+        from episteme_core.index.runs import RUN_CHARS, runs_of
+
+        wanted = set(words(text))
+        records: dict[str, list[MemoryChunk]] = {}
+        for chunk in self.chunks.values():
+            records.setdefault(chunk.record_id, []).append(chunk)
+        scored = []
+        for record in sorted(records):
+            ordered = sorted(records[record], key=lambda c: (c.paragraph, c.id))
+            for run in runs_of(list(range(len(ordered))), [len(c.text) for c in ordered], RUN_CHARS):
+                chunks = [ordered[i] for i in run]
+                score = float(sum(1 for c in chunks for w in words(c.text) if w in wanted))
+                if score > 0:
+                    scored.append((score, [c.id for c in chunks]))
+        scored.sort(key=lambda pair: (-pair[0], pair[1][0]))
         return scored[:k]
 
     def chunk(self, chunk_id: str) -> MemoryChunk:

@@ -11,30 +11,29 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Sequence
-from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 import attrs
 
-from episteme_core.ask.answer import AnswerParagraph, Named, Omitted, StoredParagraph, assemble, parse_time
+from episteme_core.ask.answer import AnswerParagraph, Named, Omitted, assemble, parse_time
+from episteme_core.ask.candidates import (
+    MARKED_KINDS,
+    CandidatePassage,
+    Shard,
+    candidates_of,
+    coverage_function,
+    idf_over,
+    is_marked,
+    stored_paragraph,
+)
 from episteme_core.ask.reader import Candidate, Reader, ReaderSpec, ReadRequest
 from episteme_core.defaults import DEFAULT_BUDGET as DEFAULT_BUDGET  # defined once, for the CLI too
 from episteme_core.defaults import DEFAULT_CANDIDATES as DEFAULT_CANDIDATES
 from episteme_core.errors import EpistemeError
 
 MAX_QUESTION_CHARS = 4_000
-MARKED_KINDS = frozenset({"thinking", "tool_call", "tool_result"})
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 Warn = Callable[..., None]
-
-
-class Shard(Protocol):
-    name: str
-    source: str
-
-    def search(self, text: str, k: int, filters: Any = None) -> Sequence[tuple[str, float]]: ...
-
-    def chunk(self, chunk_id: str) -> Any: ...
 
 
 @attrs.frozen
@@ -139,112 +138,6 @@ def open_home_shards(home: Any) -> list[Shard]:
     return list(shard_set.shards)
 
 
-def _is_marked(chunk: Any) -> bool:
-    attributes = getattr(chunk, "attributes", None) or {}
-    if attributes.get("marked"):
-        return True
-    return any(getattr(b, "kind", None) in MARKED_KINDS for b in getattr(chunk, "blocks", None) or ())
-
-
-def stored_paragraph(shard: Shard, chunk_id: str, score: float, chunk: Any) -> StoredParagraph:
-    """What a chunk of a shard becomes in an answer: its exact text and its citation."""
-    record_id = getattr(chunk, "record_id", None) or getattr(chunk, "source", None) or chunk_id
-    n = getattr(chunk, "paragraph", None)
-    cite = getattr(chunk, "cite", None)
-    ref = f"{record_id}#{n}" if n is not None else (cite or record_id)
-    citation = {
-        "ref": ref,
-        "recordId": record_id,
-        "paragraph": n,
-        "url": getattr(chunk, "url", None),
-        "fragment": getattr(chunk, "fragment", None),
-        "snapshotId": getattr(chunk, "snapshot_id", None),
-        "documentId": getattr(chunk, "document_id", None),
-        "chunkId": chunk_id,
-        "shard": shard.name,
-    }
-    return StoredParagraph(
-        ref=ref, record_id=record_id, n=n, text=chunk.text, time=getattr(chunk, "time", None),
-        source=shard.source, shard=shard.name, chunk_id=chunk_id, score=float(score),
-        citation={k: v for k, v in citation.items() if v is not None},
-    )
-
-
-def candidates_of(shard: Shard, options: AskOptions, since: datetime | None) -> list[StoredParagraph]:
-    """The shard's best ``options.candidates`` paragraphs for the question, filters applied.
-
-    ``since`` goes to the index as a filter and is checked again on every chunk; marked paragraphs
-    (thinking, tool calls and results) are skipped unless asked for, so more hits are fetched."""
-    filters = _filters(options)
-    wanted = options.candidates
-    k = wanted if options.include_marked else wanted * 4
-    found: list[StoredParagraph] = []
-    for chunk_id, score in shard.search(options.question, k, filters):
-        if score <= 0:
-            continue
-        chunk = shard.chunk(chunk_id)
-        if not options.include_marked and _is_marked(chunk):
-            continue
-        if since is not None:
-            moment = parse_time(getattr(chunk, "time", None))
-            if moment is None or moment < since:
-                continue
-        found.append(stored_paragraph(shard, chunk_id, score, chunk))
-        if len(found) >= wanted:
-            break
-    return found
-
-
-def _filters(options: AskOptions) -> Any:
-    if options.since is None:
-        return None
-    from episteme_core.index import Filters
-
-    return Filters(since=options.since)
-
-
-def _document_frequency(shard: Any, term: str) -> tuple[int, int]:
-    """(paragraphs holding ``term``, paragraphs) in ``shard``; (0, 0) when it cannot say."""
-    counter = getattr(shard, "document_frequency", None)
-    if callable(counter):
-        return int(counter(term)), int(shard.rows)
-    term_id = getattr(shard, "term_id", None)
-    if not callable(term_id) or not hasattr(shard, "file"):
-        return 0, 0
-    tid = term_id(term)
-    if tid is None:
-        return 0, int(shard.rows)
-    start, stop = shard.file.slice("postingsStart", tid, tid + 2)
-    return int(stop) - int(start), int(shard.rows)
-
-
-def coverage_function(shards: Sequence[Shard], question: str) -> Callable[[str], float]:
-    """``text -> coverage``: the IDF-weighted share of the question's terms a paragraph holds, with
-    IDF (BM25's) over all ``shards`` together; equal weights when the shards cannot count terms."""
-    import math
-
-    from episteme_core.index.analyzer import query_terms
-
-    terms = query_terms(question)
-    weights: dict[str, float] = {}
-    for term in terms:
-        df = total = 0
-        for shard in shards:
-            d, n = _document_frequency(shard, term)
-            df += d
-            total += n
-        weights[term] = math.log(1 + (total - df + 0.5) / (df + 0.5)) if total else 1.0
-    whole = sum(weights.values())
-    if whole <= 0:
-        return lambda text: 1.0
-
-    def cover(text: str) -> float:
-        held = set(query_terms(text))
-        return round(sum(w for t, w in weights.items() if t in held) / whole, 6)
-
-    return cover
-
-
 # -- readers ----------------------------------------------------------------------------------------
 def open_readers(home: Any, plugins: Any, name: str | None) -> list[Reader]:
     """The readers for this question: ``--reader NAME`` (a configured name or a reader kind), else
@@ -275,6 +168,16 @@ def open_readers(home: Any, plugins: Any, name: str | None) -> list[Reader]:
             reader.close()
         raise
     return readers
+
+
+def _idf(shards: Sequence[Shard], question: str) -> dict[str, float] | None:
+    """The question's terms' idf over all the shards asked (their scores then compare)."""
+    if len(shards) < 2:
+        return None
+    from episteme_core.index.analyzer import query_terms_for
+
+    languages = sorted({lang for s in shards for lang in getattr(s, "languages", ["english"])})
+    return idf_over(shards, query_terms_for(question, languages))
 
 
 # -- the question -----------------------------------------------------------------------------------
@@ -324,7 +227,6 @@ def _ask(home: Any, options: AskOptions, plugins: Any, warn: Warn, shards: Seque
         if exc.code == "STALE_INDEX" and not_registered:
             raise _unknown_sources(not_registered, registered) from exc
         raise
-    since = parse_time(options.since) if options.since else None
     if options.filter is not None:
         held = {s.source for s in all_shards}
         unknown = sorted(set(not_registered) - held)
@@ -336,9 +238,11 @@ def _ask(home: Any, options: AskOptions, plugins: Any, warn: Warn, shards: Seque
         all_shards = [s for s in all_shards if s.source in options.filter]
     all_shards.sort(key=lambda s: (s.source, s.name))
     requests: list[ReadRequest] = []
-    by_shard: dict[str, dict[str, StoredParagraph]] = {}
+    by_shard: dict[str, dict[str, CandidatePassage]] = {}
+    idf = _idf(all_shards, options.question)
     for shard in all_shards:
-        found = candidates_of(shard, options, since)
+        found = candidates_of(shard, options.question, options.candidates, since=options.since,
+                              include_marked=options.include_marked, idf=idf)
         by_shard[shard.name] = {f"p{i}": p for i, p in enumerate(found, start=1)}
     cover = coverage_function(all_shards, options.question)
     coverages = {
@@ -374,8 +278,10 @@ def _ask(home: Any, options: AskOptions, plugins: Any, warn: Warn, shards: Seque
         labelled = by_shard[request.shard]
         best = max((p.score for p in labelled.values()), default=0.0) or 1.0
         for rank, lab in enumerate(read.labels):
-            p = labelled[lab]
-            named.append(Named(p, read.reader, lab, rank, p.score / best, read.scores.get(lab)))
+            passage = labelled[lab]
+            for position, paragraph in enumerate(passage.paragraphs):
+                named.append(Named(paragraph, read.reader, lab, rank, passage.score / best,
+                                   read.scores.get(lab), position=position))
         reports.append(ShardReport(request.shard, request.source, len(request.candidates), len(read.labels),
                                    read.reader, read.fallback, list(read.invented)))
     assembly = assemble(named, options.budget)

@@ -56,7 +56,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
                    help="total characters of paragraphs in an answer; whole paragraphs only")
     add_int_option(parser, "--candidates", default=DEFAULT_CANDIDATES, low=MIN_CANDIDATES,
                    high=MAX_CANDIDATES,
-                   help="BM25 candidates per shard handed to the reader")
+                   help="BM25 passages (runs of paragraphs) per shard handed to the reader")
 
 
 def _configure_ask(parser: argparse.ArgumentParser) -> None:

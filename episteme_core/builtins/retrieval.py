@@ -19,7 +19,10 @@ if TYPE_CHECKING:
 def _configure_query(parser: argparse.ArgumentParser) -> None:
     from episteme_core.cli.parser import add_int_option
 
-    parser.add_argument("--term", metavar="TEXT", help="the words to look for (required)")
+    parser.add_argument("--term", metavar="TEXT",
+                        help='the words to look for (required); a "quoted phrase" must appear as written')
+    parser.add_argument("--exact", action="store_true",
+                        help="every word must appear as written (no stemming); ranking is unchanged")
     parser.add_argument("--family", help="only documents of this family (w3c, whatwg, rfc, generic, ...)")
     parser.add_argument("--authority", choices=("normative", "informative"), help="only this authority")
     parser.add_argument("--document-type", metavar="TYPE",
@@ -60,7 +63,7 @@ def _run_query(args: argparse.Namespace, ctx: Context) -> Outcome:
         since=_since(args.since),
     )
     result = query(ctx.home, args.term, filters=filters, limit=args.limit, offset=args.offset,
-                   max_chars=args.max_chars)
+                   max_chars=args.max_chars, exact=args.exact)
     return Outcome(data=unstructure(result), text=render(result))
 
 

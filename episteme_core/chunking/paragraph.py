@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from episteme_core.document import Document
 
 NAME = "paragraph"
-VERSION = "2"  # 2: chunks carry the document's diagnostics and limits
+VERSION = "3"  # 2: the document's diagnostics and limits; 3: blocks carry the PDF bbox, chunks the language
 
 
 class ParagraphChunker:

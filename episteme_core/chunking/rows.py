@@ -94,6 +94,8 @@ class _Labels:
             f'"family":{_value(data["family"])},"fragment":'
         )
         self.limits = f',"limits":{_text([str(limit) for limit in data.get("limits") or ()])}'
+        language = (data.get("attributes") or {}).get("language")
+        self.language = f',"language":{_value(language if isinstance(language, str) and language else None)}'
         self.source = (
             f',"snapshotId":{_value(data["snapshotId"])},"source":{_value(data["source"])},'
             f'"sourceKind":{_value(data["sourceKind"])},"sourceSha256":{_value(data["sourceSha256"])},"text":'
@@ -110,9 +112,11 @@ def _covered(run: Sequence[dict[str, Any]], starts: list[int], ends: list[int], 
         hi = b_end if b_end < hi_w else hi_w
         if lo >= hi:
             continue
-        # keys sorted: anchor blockId blockLength end kind normativity offset page span start time verbatim
+        # keys sorted: anchor bbox blockId blockLength end kind normativity offset page span start time
+        # verbatim
         covered.append((block, (
-            f'{{"anchor":{_value(block.get("anchor"))},"blockId":{_string(block["id"])},'
+            f'{{"anchor":{_value(block.get("anchor"))},"bbox":{_value(block.get("bbox"))},'
+            f'"blockId":{_string(block["id"])},'
             f'"blockLength":{len(block["text"])},"end":{hi - b_start},"kind":{_string(block["kind"])},'
             f'"normativity":{_string(block.get("normativity", "unknown"))},"offset":{lo - lo_w},'
             f'"page":{_value(block.get("page"))},"span":{_value(block.get("span"))},"start":{lo - b_start},'
@@ -125,7 +129,7 @@ def _covered(run: Sequence[dict[str, Any]], starts: list[int], ends: list[int], 
 def _row(labels: _Labels, section: dict[str, Any], text: str, covered: list[tuple[dict[str, Any], str]],
          normativity: str, index: int, count: int, record_id: str | None = None,
          paragraph: int | None = None, attributes: dict[str, Any] | None = None) -> str:
-    """One sealed chunk as canonical JSON text (keys sorted; ``id`` between heading and limits)."""
+    """One sealed chunk as canonical JSON text (keys sorted; ``id`` between heading and language)."""
     time = next((block["time"] for block, _ in covered if block.get("time")), None)
     first = covered[0][0].get("anchor") or section.get("anchor")
     left = (
@@ -134,7 +138,8 @@ def _row(labels: _Labels, section: dict[str, Any], text: str, covered: list[tupl
         f'"heading":{_string(section["heading"])}'
     )
     right = (
-        f'{labels.limits},"normativity":{_string(normativity)},"paragraph":{_value(paragraph)},'
+        f'{labels.language}{labels.limits},"normativity":{_string(normativity)},'
+        f'"paragraph":{_value(paragraph)},'
         f'"part":{{"count":{count},"index":{index}}},"recordId":{_value(record_id)},'
         f'"schemaVersion":{_SCHEMA_VERSION},"sectionId":{_string(section["id"])},'
         f'"sectionPath":[{",".join(map(_string, section.get("path", [])))}]{labels.source}{_string(text)},'

@@ -16,7 +16,13 @@ if TYPE_CHECKING:
     from episteme_core.document import Document
 
 NAME = "window"
-VERSION = "2"  # 2: chunks carry the document's diagnostics and limits
+VERSION = "3"  # 2: the document's diagnostics and limits; 3: blocks carry the PDF bbox, chunks the language
+
+
+def document_language(attributes: dict[str, object]) -> str | None:
+    """The language a document's attributes name (``language``), which its chunks carry."""
+    value = attributes.get("language")
+    return value if isinstance(value, str) and value else None
 
 
 class WindowChunker:

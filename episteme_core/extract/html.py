@@ -686,7 +686,7 @@ class HtmlExtractor:
     """The builtin ``html`` extractor (html5lib)."""
 
     name = "html"
-    version = "1"
+    version = "2"  # 2: the <html lang> in the document's attributes
     content_types = ("text/html", "application/xhtml+xml")
     limits = ("scripts-not-run", "images-not-read", "styles-ignored")
     option_names = ("maxBytes", "maxDepth", "timeLimitS", "maxElements")
@@ -721,6 +721,11 @@ class HtmlExtractor:
             builder.diagnose(stopped.code, "error", f"HTML partly extracted: {stopped.message}")
         for title in document.iter("title"):
             builder.title = collapse("".join(title.itertext())) or None
+            break
+        for root in document.iter("html"):  # the document's language, for the index's stemmer
+            lang = (root.get("lang") or root.get("xml:lang") or "").strip()
+            if lang:
+                builder.attributes["language"] = lang[:35]
             break
         hook = getattr(request.family, "structure_html", None)
         if hook is not None and hook(document, builder):

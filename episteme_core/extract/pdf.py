@@ -36,7 +36,7 @@ from episteme_core.extract.pdf_guard import (
     reraise_cancellation,
 )
 from episteme_core.extract.pdf_headings import HeadingLevels, classify, font_family, is_bold, split_number
-from episteme_core.extract.pdf_tables import FoundTable, find_tables
+from episteme_core.extract.pdf_tables import FoundTable, find_tables, unplaced
 
 DEFAULT_MAX_PAGES = 2000
 DEFAULT_TIME_LIMIT_S = 300.0
@@ -431,6 +431,8 @@ class PdfExtractor:
         tables = find_tables(page, words)
         boxes = [t.bbox for t in tables]
         free = [w for w in words if not any(_inside(w, box) for box in boxes)] if boxes else words
+        if tables:  # words in a table's box that no cell holds stay running text: nothing is lost
+            free = free + unplaced(tables, words)
         bands, columns = reading_order(free, float(page.width))
         body = _body_size([line for band in bands for line in band])
         confidence = 0.8 if columns else None

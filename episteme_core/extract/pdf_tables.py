@@ -8,6 +8,7 @@ are some, else from text alignment). A text table is kept only when it looks lik
 3 rows and 3 columns, short cells (at most 4 words on average), and most rows with 2 or more
 cells. Ordinary prose, even in two columns, never has rows of three segments, so it never gets
 this far. A row holding one cell below a fuller row continues that row's cell (a wrapped line).
+Words inside a table's box that no cell holds are handed back to the running text (``unplaced``).
 """
 
 from __future__ import annotations
@@ -215,6 +216,29 @@ def _reread_ruled(page: Any, table: Any, words: list[dict[str, Any]]) -> FoundTa
         strategy = "lines+text"
         out.extend(inner.rows)
     return FoundTable(_round(table.bbox), [r for r in out if any(r)], strategy)
+
+
+def unplaced(tables: list[FoundTable], words: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The words inside a table's box that none of its cells holds (text in a region of the box no
+    cell covers: an irregular ruled form, a note beside a grid). They go back to the page's running
+    text, so no word of the page is lost. Cells are read with the same word tolerance as the page, so
+    each of their words is matched (and used up) by its exact text."""
+    out: list[dict[str, Any]] = []
+    for table in tables:
+        inside = [w for w in words if _inside(w, table.bbox)]
+        if not inside:
+            continue
+        cells = [cell for row in table.rows for cell in row if cell]
+        bag: dict[str, int] = {}
+        for cell in cells:
+            for token in cell.split():
+                bag[token] = bag.get(token, 0) + 1
+        for word in sorted(inside, key=lambda w: (w["top"], w["x0"])):
+            if bag.get(word["text"], 0) > 0:
+                bag[word["text"]] -= 1
+            else:
+                out.append(word)
+    return out
 
 
 def find_tables(page: Any, words: list[dict[str, Any]]) -> list[FoundTable]:

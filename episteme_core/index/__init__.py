@@ -6,7 +6,9 @@ Library API (``ask``, ``serve`` and plugins use these; see ``docs/retrieval.md``
   episteme index") when missing, built by another analyzer, older than the chunks, or older than
   a capture in the log. ``ShardSet.shards``: each ``Shard`` has ``.name``, ``.source``,
   ``.search(text, k, filters) -> [(chunk_id, score)]`` sorted (-score, chunk id), ``.ranked(terms,
-  k, filters) -> (hits, total)`` and ``.chunk(chunk_id) -> Chunk``.
+  k, filters) -> (hits, total)`` over scored units (runs of consecutive chunks), ``.unit_rows(unit)``,
+  ``.passages(text, k, filters) -> [(score, chunk ids)]`` and ``.chunk(chunk_id) -> Chunk``.
+  ``ShardSet.search`` scores every shard with one idf over them all.
 - ``Filters(family=, authority=, document_type=, normativity=, source=, since=)``.
 - ``check_fresh(home, meta)`` raises ``STALE_INDEX``; ``index_home(home)`` writes the shards stage.
 """

@@ -1,12 +1,21 @@
-"""The Unicode-aware analyzer that turns text into BM25 tokens, the same way for chunks and queries.
+"""The analyzer that turns text into BM25 terms, the same way for chunks and queries (``episteme-2``).
 
 Steps: NFKC (full-width Latin becomes ASCII, ligatures split), casefold ("Straße" → "strasse"),
-diacritic folding (the combining marks Latin, Greek and Cyrillic letters carry: "café" → "cafe"),
-then tokens are maximal runs of letters, digits and combining marks (so a Hindi word stays one
-token; a run longer than 100 characters is cut into 100-character tokens), underscores split
-words, and CJK runs become overlapping bigrams ("東京都" → 東京, 京都).
-No stopwords and no stemming: specs cite "must" and "may", and evidence is matched as written.
-The version string names all of this; a shard built with another version is refused.
+diacritic folding (the combining marks Latin, Greek and Cyrillic letters carry: "café" → "cafe");
+words are maximal runs of letters, digits and combining marks (a Hindi word stays one word; a run
+longer than 100 characters is cut into 100-character words), underscores and hyphens split words,
+CJK runs become overlapping bigrams ("東京都" → 東京, 京都). Then each word is stemmed with the
+Snowball stemmer of the text's language (PyStemmer; English unless the document says otherwise), so
+"policies" meets "policy" and "running" meets "run". Identifiers are found whole and by their parts:
+``frame-ancestors`` gives "frame", "ancestor" and the whole "frameancestor"; ``maxIdleTimeout``
+gives "maxidletimeout" and "max", "idl", "timeout"; a word behind a sigil (``@vocab``, ``#1343``,
+``$HOME``) is also found with it. The index keeps every word (quoted phrases such as "must not" stay
+findable); a query leaves out English stop words ("what", "does", "the": the words of the question,
+not of the answer), unless it has nothing else (measured on the dev set, docs/benchmarks.md).
+
+``words`` gives the same words unstemmed, with their places in the original text: what quoted
+phrases and ``--exact`` compare, and what snippets score. The name and version name all of this; a
+shard built by another is refused.
 """
 
 from __future__ import annotations
@@ -14,10 +23,13 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-ANALYZER_VERSION = "unicode-v1"
+ANALYZER_NAME = "episteme"
+ANALYZER_VERSION = "2"
+DEFAULT_LANGUAGE = "english"
 MAX_TOKEN_CHARS = 100
+MAX_CACHED_STEMS = 1_000_000  # words whose stems a process keeps
 
 # Combining marks used as diacritics on Latin, Greek and Cyrillic letters (and symbol marks).
 # Indic, Arabic, Hebrew, Thai... marks live elsewhere and are kept: they are part of the word.
@@ -28,8 +40,41 @@ _CJK = (
     "\uac00-\ud7ff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
 )
 _ASCII_TOKEN = re.compile(f"[a-z0-9]{{1,{MAX_TOKEN_CHARS}}}")
+_ASCII_WORD_SPANS = re.compile("[A-Za-z0-9]+")
 # ASCII text in one pass: letters lowercased, digits kept, everything else a space (then split).
 _ASCII_WORDS = {c: (chr(c).lower() if chr(c).isalnum() else " ") for c in range(128)}
+# Identifiers joined by hyphens or underscores (``frame-ancestors``, ``max_idle_timeout``).
+_JOINED = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]++(?:[-_][A-Za-z0-9]++)+")
+# Capital runs (where a case change inside a word may be), and how such a word splits.
+_CAPITALS = re.compile("[A-Z]+")
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
+_CAMEL_PARTS = re.compile(r"[A-Z]+s(?![a-z])|[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_HAS_LETTER = re.compile("[A-Za-z]")
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+# A word behind a sigil: JSON-LD keywords (@vocab), issue numbers (#1343), variables ($HOME).
+_SIGILED = re.compile(r"(?<![A-Za-z0-9@#$])[@#$][A-Za-z0-9][A-Za-z0-9_]*")
+# English stop words left out of queries (NLTK's list): question words, pronouns, auxiliaries.
+QUERY_STOPWORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being below
+between both but by can could did do does doing don down during each few for from further had has
+have having he her here hers herself him himself his how i if in into is it its itself just me more
+most my myself no nor not now of off on once only or other our ours ourselves out over own same she
+should so some such than that the their theirs them themselves then there these they this those
+through to too under until up very was we were what when where which while who whom why will with
+would you your yours yourself yourselves
+""".split())
+
+# ISO 639-1 codes and names of the Snowball stemmers PyStemmer ships.
+LANGUAGES = {
+    "ar": "arabic", "hy": "armenian", "eu": "basque", "ca": "catalan", "cs": "czech", "da": "danish",
+    "nl": "dutch", "en": "english", "eo": "esperanto", "et": "estonian", "fi": "finnish", "fr": "french",
+    "de": "german", "el": "greek", "hi": "hindi", "hu": "hungarian", "id": "indonesian", "ga": "irish",
+    "it": "italian", "lt": "lithuanian", "ne": "nepali", "no": "norwegian", "nb": "norwegian",
+    "nn": "norwegian", "fa": "persian", "pl": "polish", "pt": "portuguese", "ro": "romanian",
+    "ru": "russian", "sr": "serbian", "st": "sesotho", "es": "spanish", "sv": "swedish", "ta": "tamil",
+    "tr": "turkish", "yi": "yiddish",
+}
+NO_STEMMING = "none"
 
 
 @functools.cache
@@ -38,12 +83,69 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.P
     classes cost ~20 ms to compile, which an ASCII query never pays)."""
     from episteme_core.index._marks import MARKS
 
+    word = f"[^\\W_]|[{MARKS}]"
     return (
-        re.compile(f"[\\w{MARKS}]{{1,{MAX_TOKEN_CHARS}}}"),
+        re.compile(f"(?:{word}){{1,{MAX_TOKEN_CHARS}}}"),
         re.compile(_DIACRITICS),
         re.compile(f"[{_CJK}]"),
         re.compile(f"[{_CJK}]+|[^{_CJK}]+"),
     )
+
+
+def language_of(value: object) -> str:
+    """The Snowball stemmer for a language tag or name ("en-GB", "English", "fr"); English when the
+    tag is missing, ``none`` (no stemming) for a language without a stemmer (Japanese, ...)."""
+    if not isinstance(value, str) or not value.strip():
+        return DEFAULT_LANGUAGE
+    tag = value.strip().lower().replace("_", "-")
+    if tag in LANGUAGES.values():
+        return tag
+    return LANGUAGES.get(tag.split("-")[0], NO_STEMMING)
+
+
+@functools.cache
+def stemmer(language: str) -> Callable[[str], str]:
+    """``word -> stem`` for a Snowball language (cached per word; identity for ``none``)."""
+    if language == NO_STEMMING:
+        return str
+    return _stems(language).one
+
+
+class _Stems:
+    """One Snowball stemmer with a cache of the words it has stemmed (numbers and words of one or
+    two characters stay as written)."""
+
+    def __init__(self, language: str) -> None:
+        import Stemmer
+
+        self._snowball = Stemmer.Stemmer(language, 0)  # our dict caches; the C cache would copy it
+        self.cache: dict[str, str] = {}
+
+    def _stem(self, word: str) -> str:
+        return word if len(word) <= 2 or word.isdigit() else str(self._snowball.stemWord(word))
+
+    def one(self, word: str) -> str:
+        found = self.cache.get(word)
+        if found is None:
+            found = self._stem(word)
+            if len(self.cache) < MAX_CACHED_STEMS:
+                self.cache[word] = found
+        return found
+
+    def all(self, words: list[str]) -> list[str]:
+        cache = self.cache
+        missing = set(words).difference(cache)
+        if missing:
+            if len(cache) + len(missing) > MAX_CACHED_STEMS:
+                return [self.one(word) for word in words]
+            for word in missing:
+                cache[word] = self._stem(word)
+        return list(map(cache.__getitem__, words))
+
+
+@functools.cache
+def _stems(language: str) -> _Stems:
+    return _Stems(language)
 
 
 def normalize(text: str) -> str:
@@ -64,45 +166,146 @@ def _cjk_bigrams(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
-def tokenize(text: str) -> list[str]:
-    """The tokens of ``text`` in order (repeats kept: they are term frequency)."""
+def words(text: str) -> list[str]:
+    """The words of ``text`` in order, normalized but not stemmed (repeats kept)."""
     if text.isascii():  # the common case: one translate and a split, as the regex would cut it
-        words = text.translate(_ASCII_WORDS).split()
-        if words and max(map(len, words)) > MAX_TOKEN_CHARS:
+        found = text.translate(_ASCII_WORDS).split()
+        if found and max(map(len, found)) > MAX_TOKEN_CHARS:
             return _ASCII_TOKEN.findall(text.lower())
-        return words
+        return found
     text = normalize(text)
     if text.isascii():
         return _ASCII_TOKEN.findall(text)
     token_re, _, cjk, cjk_split = _patterns()
-    tokens: list[str] = []
-    for token in token_re.findall(text.replace("_", " ")):
+    out: list[str] = []
+    for token in token_re.findall(text):
         if cjk.search(token) is None:
-            tokens.append(token)
+            out.append(token)
             continue
         for part in cjk_split.findall(token):
             if cjk.match(part):
-                tokens.extend(_cjk_bigrams(part))
+                out.extend(_cjk_bigrams(part))
             else:
-                tokens.append(part)
-    return tokens
+                out.append(part)
+    return out
 
 
-def document_tokens(heading: str | None, text: str, heading_weight: int) -> list[str]:
-    """A chunk's tokens: its heading's tokens ``heading_weight`` times, then its body's."""
-    tokens = tokenize(heading) * heading_weight if heading else []
-    tokens.extend(tokenize(text))
-    return tokens
+def _camel_words(text: str) -> list[str]:
+    """The ASCII words of ``text`` with a case change inside (``camelCase``: a capital after a small
+    letter; ``HTTPServer``: capitals before a capital and a small letter). Found from the runs of
+    capitals, then widened to the word: cheap on ordinary text, which has few capitals."""
+    if text.islower() or not text:
+        return []
+    found: list[str] = []
+    end = -1
+    size = len(text)
+    for run in _CAPITALS.finditer(text):
+        start, stop = run.start(), run.end()
+        after_small = start > 0 and text[start - 1] in _LOWER
+        before_word = stop - start >= 2 and stop < size and text[stop] in _LOWER
+        if not (after_small or before_word) or start < end:
+            continue
+        while start > 0 and text[start - 1] in _ALNUM:
+            start -= 1
+        end = stop
+        while end < size and text[end] in _ALNUM:
+            end += 1
+        found.append(text[start:end])
+    return found
 
 
-def query_terms(text: str) -> list[str]:
-    """A query's distinct terms, sorted (so scoring adds them in one fixed order)."""
-    return sorted(set(tokenize(text)))
+def identifier_words(text: str) -> list[str]:
+    """What identifiers add to the words: the whole of each hyphen- or underscore-joined run of ASCII
+    letters and digits ("frameancestors"), the parts of each camelCase word ("max", "idle",
+    "timeout") and each word behind a sigil ("@vocab")."""
+    extra: list[str] = []
+    if "-" in text or "_" in text:
+        for run in _JOINED.findall(text):
+            whole = run.replace("-", "").replace("_", "")
+            if len(whole) <= MAX_TOKEN_CHARS and _HAS_LETTER.search(whole):
+                extra.append(whole.lower())
+    for word in _camel_words(text):
+        parts = _CAMEL_PARTS.findall(word)
+        if len(parts) > 1:
+            extra.extend(part.lower() for part in parts)
+    if "@" in text or "#" in text or "$" in text:
+        extra.extend(word.lower() for word in _SIGILED.findall(text) if len(word) <= MAX_TOKEN_CHARS)
+    return extra
 
 
-def analyzer_params() -> dict[str, object]:
+def surface(text: str) -> list[str]:
+    """The words of ``text`` then what its identifiers add, not stemmed (``tokenize`` stems them;
+    the shard builder stems each distinct one once instead)."""
+    found = words(text)
+    found.extend(identifier_words(text))
+    return found
+
+
+def tokenize(text: str, language: str = DEFAULT_LANGUAGE,
+             stopwords: frozenset[str] = frozenset()) -> list[str]:
+    """The terms of ``text`` in order (repeats kept: they are term frequency): stemmed words, then
+    what identifiers add; words in ``stopwords`` (unstemmed forms) are left out."""
+    found = surface(text)
+    if stopwords:
+        kept = [word for word in found if word not in stopwords]
+        found = kept or found  # a query of stop words only ("to be or not to be") keeps them
+    if language == NO_STEMMING:
+        return found
+    return _stems(language).all(found)
+
+
+def query_terms(text: str, language: str = DEFAULT_LANGUAGE) -> list[str]:
+    """A query's distinct terms, sorted (so scoring adds them in one fixed order); stop words out."""
+    return sorted(set(tokenize(text, language, QUERY_STOPWORDS)))
+
+
+def query_terms_for(text: str, languages: Iterable[str]) -> list[str]:
+    """The query's terms under each language a shard holds (a term per stemming), sorted."""
+    terms: set[str] = set()
+    for language in languages:
+        terms.update(tokenize(text, language, QUERY_STOPWORDS))
+    return sorted(terms)
+
+
+def word_spans(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, word)`` for each word of ``text``: where it sits in the original text and its
+    normalized, unstemmed form (a CJK run gives its bigrams, all at the run's place)."""
+    if text.isascii():
+        spans: list[tuple[int, int, str]] = []
+        for match in _ASCII_WORD_SPANS.finditer(text):
+            start, word = match.start(), match.group().lower()
+            for i in range(0, len(word), MAX_TOKEN_CHARS):  # a run over 100 characters is cut
+                piece = word[i : i + MAX_TOKEN_CHARS]
+                spans.append((start + i, start + i + len(piece), piece))
+        return spans
+    token_re = _patterns()[0]
+    spans = []
+    # find words in the original text (marks attached), then normalize each one on its own
+    for match in token_re.finditer(text):
+        for word in words(match.group()):
+            spans.append((match.start(), match.end(), word))
+    return spans
+
+
+def analyzer_params(language: str = DEFAULT_LANGUAGE) -> dict[str, object]:
     """What a shard records about the analyzer it was built with."""
-    return {"version": ANALYZER_VERSION, "unicode": "NFKC+casefold+diacritics", "cjk": "bigrams"}
+    return {
+        "name": ANALYZER_NAME,
+        "version": ANALYZER_VERSION,
+        "unicode": "NFKC+casefold+diacritics",
+        "cjk": "bigrams",
+        "stemmer": "snowball",
+        "defaultLanguage": language,
+        "stopwords": "queries: english (nltk)",
+        "identifiers": "whole+parts",
+    }
+
+
+def analyzer_id(meta: dict[str, object] | None) -> str:
+    """``name-version`` of the analyzer a shard's metadata names (``unicode-v1`` for the first)."""
+    meta = meta or {}
+    name, version = meta.get("name"), meta.get("version")
+    return f"{name}-{version}" if name else str(version)
 
 
 def vocabulary(token_lists: Iterable[list[str]]) -> list[str]:

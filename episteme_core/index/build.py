@@ -14,16 +14,16 @@ from __future__ import annotations
 import json
 import math
 import struct
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from episteme_core.index import shardfile
-from episteme_core.index.analyzer import analyzer_params, document_tokens
+from episteme_core.index.analyzer import DEFAULT_LANGUAGE, analyzer_params, stemmer
+from episteme_core.index.fields import FACETS, FIELD_DEFAULTS, indexed, unit_tokens
+from episteme_core.index.runs import RUN_CHARS, SECTION_RUN_CHARS, plan_units
 
-BM25_DEFAULTS: dict[str, Any] = {"k1": 1.5, "b": 0.75, "method": "lucene", "headingWeight": 2}
-FACETS = ("family", "authority", "documentType", "normativity")
-# What ``build_shard`` reads of a chunk when it is given the chunks' bytes (the rest is in the bytes).
-INDEXED_FIELDS = ("id", "sourceKind", "heading", "text", "time", *FACETS)
+BM25_DEFAULTS: dict[str, Any] = {"k1": 1.5, "b": 0.75, "method": "lucene"}
 
 
 def epoch_seconds(value: str | None) -> float:
@@ -45,12 +45,15 @@ def epoch_seconds(value: str | None) -> float:
 BM25S_COMPATIBLE = "0.3.16"
 
 
-def bm25_matrix(token_lists: list[list[str]], params: dict[str, Any]) -> tuple[list[str], Any, Any, Any]:
+def bm25_matrix(token_lists: list[list[str]], params: dict[str, Any],
+                term_of: Callable[[str], str] | None = None) -> tuple[list[str], Any, Any, Any]:
     """The sorted vocabulary and the CSC arrays (data f4, rows i8, starts i8) of BM25 lucene scores.
 
     Equal to bm25s's ``BM25(k1, b, method="lucene").index(...)`` over the same vocabulary: idf
     ``log(1 + (N - df + 0.5) / (df + 0.5))`` rounded to float32, times ``tf / (k1 * ((1 - b) + b *
-    dl / avgdl) + tf)`` in float64, rounded to float32; per term, rows ascending.
+    dl / avgdl) + tf)`` in float64, rounded to float32; per term, rows ascending. ``term_of`` maps
+    each token to its term (a stemmer, applied once per distinct token): the result is that of the
+    mapped token lists.
     """
     import math
 
@@ -62,8 +65,14 @@ def bm25_matrix(token_lists: list[list[str]], params: dict[str, Any]) -> tuple[l
     if not flat:
         empty = np.zeros(0, dtype=np.int64)
         return [], empty.astype(np.float32), empty, np.zeros(1, dtype=np.int64)
-    vocab = sorted(set(flat))
-    ids = dict(zip(vocab, range(len(vocab)), strict=True))
+    if term_of is None:
+        vocab = sorted(set(flat))
+        ids = dict(zip(vocab, range(len(vocab)), strict=True))
+    else:
+        mapped = {token: term_of(token) for token in set(flat)}
+        vocab = sorted(set(mapped.values()))
+        index = dict(zip(vocab, range(len(vocab)), strict=True))
+        ids = {token: index[term] for token, term in mapped.items()}
     terms = np.fromiter(map(ids.__getitem__, flat), dtype=np.int64, count=len(flat))
     del flat
     # (term, row) pairs sorted by term then row, with their counts: the CSC order bm25s produces.
@@ -115,14 +124,20 @@ def _facet_table(rows: list[dict[str, Any]], field: str) -> list[Any]:
 def build_shard(
     rows: list[dict[str, Any]], *, source: str, name: str, params: dict[str, Any],
     built_from: dict[str, Any], row_bytes: list[bytes] | None = None,
+    fields: dict[str, int] | None = None, run_chars: int = RUN_CHARS,
+    section_run_chars: int = SECTION_RUN_CHARS,
 ) -> bytes:
     """The bytes of a shard over ``rows`` (chunk JSON objects of one source, sorted by id).
 
-    ``row_bytes``, when given, are the canonical JSON bytes of ``rows`` (as the chunks stage stores
-    them, so they need not be encoded again); else they are encoded here.
+    Scored units are runs of consecutive chunks of a record or a section (``runs.plan_units``); each
+    unit's terms are its fields with ``fields`` weights (``fields.unit_tokens``). Times and facets
+    stay per chunk: a unit matches a filter when one of its chunks does. ``row_bytes``,
+    when given, are the canonical JSON bytes of ``rows`` (as the chunks stage stores them, so they
+    need not be encoded again); else they are encoded here.
     """
     import numpy as np
 
+    weights = dict(FIELD_DEFAULTS if fields is None else fields)
     if any(row["sourceKind"] != source for row in rows):
         raise ValueError(f"shard {name}: every chunk must be of source {source}")
     ids = [row["id"] for row in rows]
@@ -136,16 +151,23 @@ def build_shard(
         ]
     elif len(row_bytes) != len(rows):
         raise ValueError(f"shard {name}: one row_bytes item per row")
-    weight = int(params["headingWeight"])
-    token_lists = [document_tokens(row.get("heading"), row["text"], weight) for row in rows]
-    vocab, data, indices, indptr = bm25_matrix(token_lists, params)
+    views = [row if "partIndex" in row else indexed(row) for row in rows]
+    units = plan_units(views, run_chars, section_run_chars)
+    languages = sorted({view["language"] for view in views}) or [DEFAULT_LANGUAGE]
+    # one language: stem each distinct word once, where the vocabulary is built
+    single = len(languages) == 1
+    labels: dict[tuple[str, str], list[str]] = {}
+    token_lists = [unit_tokens([views[r] for r in unit], weights, stem=not single, labels=labels)
+                   for unit in units]
+    del labels
+    vocab, data, indices, indptr = bm25_matrix(token_lists, params, stemmer(languages[0]) if single else None)
     del token_lists
     encoded = [term.encode("utf-8") for term in vocab]
     offsets = np.zeros(len(encoded) + 1, dtype="<u8")
     np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
     row_offsets = np.zeros(len(row_bytes) + 1, dtype="<u8")
     np.cumsum(np.fromiter(map(len, row_bytes), dtype=np.int64, count=len(row_bytes)), out=row_offsets[1:])
-    facets = {field: _facet_table(rows, field) for field in FACETS}
+    facets = {field: _facet_table(views, field) for field in FACETS}
     arrays: dict[str, tuple[str, bytes]] = {
         "ids": ("u1", bytes.fromhex("".join(ids))),
         "vocabOffsets": ("u8", offsets.tobytes()),
@@ -155,19 +177,30 @@ def build_shard(
         "postingsStart": ("u8", indptr.astype("<u8").tobytes()),
         "rowOffsets": ("u8", row_offsets.tobytes()),
         "rowBytes": ("u1", b"".join(row_bytes)),
-        "times": ("f8", struct.pack(f"<{len(rows)}d", *(epoch_seconds(r.get("time")) for r in rows))),
+        "times": ("f8", struct.pack(f"<{len(rows)}d", *(epoch_seconds(r.get("time")) for r in views))),
     }
+    if any(len(unit) != 1 or unit[0] != number for number, unit in enumerate(units)):
+        starts = np.zeros(len(units) + 1, dtype="<u8")
+        np.cumsum(np.fromiter(map(len, units), dtype=np.int64, count=len(units)), out=starts[1:])
+        arrays["unitStart"] = ("u8", starts.tobytes())
+        arrays["unitRows"] = ("u4", struct.pack(f"<{int(starts[-1])}I", *(r for unit in units for r in unit)))
     for field in FACETS:
         codes = {value: code for code, value in enumerate(facets[field])}
-        arrays[f"facet.{field}"] = ("u2", struct.pack(f"<{len(rows)}H", *(codes[r.get(field)] for r in rows)))
+        arrays[f"facet.{field}"] = ("u2", struct.pack(f"<{len(rows)}H",
+                                                      *(codes[r.get(field)] for r in views)))
     meta = {
         "name": name,
         "source": source,
         "rows": len(rows),
+        "units": len(units),
+        "runs": sum(1 for unit in units if len(unit) > 1),
         "terms": len(vocab),
         "analyzer": analyzer_params(),
+        "languages": languages,
         "bm25": dict(params),
         "bm25s": BM25S_COMPATIBLE if vocab else None,
+        "fields": weights,
+        "runChars": {"records": run_chars, "sections": section_run_chars},
         "facets": facets,
         "builtFrom": built_from,
     }

@@ -20,8 +20,10 @@ import attrs
 from episteme_core.chunking import chunks_stage, iter_chunk_rows
 from episteme_core.errors import EpistemeError
 from episteme_core.gcpause import paused_cycle_gc
-from episteme_core.index.analyzer import ANALYZER_VERSION, analyzer_params
-from episteme_core.index.build import BM25_DEFAULTS, INDEXED_FIELDS, build_shard
+from episteme_core.index.analyzer import analyzer_id, analyzer_params
+from episteme_core.index.build import BM25_DEFAULTS, build_shard
+from episteme_core.index.fields import FIELD_DEFAULTS, FIELDS, MAX_WEIGHT, MIN_WEIGHT, indexed
+from episteme_core.index.runs import MAX_RUN_CHARS, MIN_RUN_CHARS, RUN_CHARS, SECTION_RUN_CHARS
 from episteme_core.index.shardfile import header_sha256
 from episteme_core.index.shards import STAGE, Shard
 from episteme_core.records import StageEntry
@@ -53,39 +55,68 @@ class IndexReport:
     sources: dict[str, int]  # source -> live chunks
 
 
-def shard_settings(home: Home) -> tuple[int, dict[str, Any]]:
-    """``shard_size`` and ``bm25`` parameters from config.json (defaults when absent)."""
-    config = home.config()
-    size = config.get("shard_size", DEFAULT_SHARD_SIZE)
-    if isinstance(size, bool) or not isinstance(size, int) or not (
-        MIN_SHARD_SIZE <= size <= MAX_SHARD_SIZE
+@attrs.frozen
+class IndexSettings:
+    """What ``config.json`` says about building shards (defaults where it is silent)."""
+
+    shard_size: int
+    bm25: dict[str, Any]
+    fields: dict[str, int]
+    run_chars: dict[str, int]  # records, sections
+
+
+def _config_error(home: Home, message: str) -> EpistemeError:
+    return EpistemeError("INVALID_INPUT", f"{home.config_path}: {message}",
+                         details={"path": str(home.config_path)})
+
+
+def _number(home: Home, where: str, value: Any, low: float, high: float, *, integer: bool) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)) or not (
+        low <= value <= high
     ):
-        raise EpistemeError(
-            "INVALID_INPUT",
-            f"{home.config_path}: shard_size must be an integer in {MIN_SHARD_SIZE}–{MAX_SHARD_SIZE}",
-            details={"path": str(home.config_path)},
-        )
+        kind = "an integer" if integer else "a number"
+        raise _config_error(home, f"{where} must be {kind} in {low}–{high}")
+    return value
+
+
+def index_settings(home: Home) -> IndexSettings:
+    """``shard_size``, ``bm25`` {k1, b}, ``fields`` weights and ``runs`` {records, sections} (the
+    characters of a run of a record's paragraphs, of a section's chunks) from config.json.
+
+    ``bm25.headingWeight`` (the first analyzer's only field weight) is read as ``fields.heading``."""
+    config = home.config()
+    size = _number(home, "shard_size", config.get("shard_size", DEFAULT_SHARD_SIZE), MIN_SHARD_SIZE,
+                   MAX_SHARD_SIZE, integer=True)
     params = dict(BM25_DEFAULTS)
+    weights = dict(FIELD_DEFAULTS)
     custom = config.get("bm25", {})
     if not isinstance(custom, dict) or set(custom) - {"k1", "b", "headingWeight"}:
-        raise EpistemeError(
-            "INVALID_INPUT", f"{home.config_path}: bm25 takes only k1, b and headingWeight",
-            details={"path": str(home.config_path)},
-        )
+        raise _config_error(home, "bm25 takes only k1 and b (field weights are under fields)")
     for key, value in custom.items():
-        low, high = (1, 10) if key == "headingWeight" else (0.0, 10.0)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-            raise EpistemeError(
-                "INVALID_INPUT", f"{home.config_path}: bm25.{key} must be a number in {low}–{high}",
-                details={"path": str(home.config_path)},
-            )
-        if key == "headingWeight" and not isinstance(value, int):
-            raise EpistemeError(
-                "INVALID_INPUT", f"{home.config_path}: bm25.headingWeight must be an integer",
-                details={"path": str(home.config_path)},
-            )
-        params[key] = value
-    return size, params
+        if key == "headingWeight":
+            weights["heading"] = _number(home, "bm25.headingWeight", value, 1, MAX_WEIGHT, integer=True)
+        else:
+            params[key] = _number(home, f"bm25.{key}", value, 0.0, 10.0, integer=False)
+    given = config.get("fields", {})
+    if not isinstance(given, dict) or set(given) - set(FIELDS):
+        raise _config_error(home, f"fields takes only {', '.join(FIELDS)}")
+    for key, value in given.items():
+        weights[key] = _number(home, f"fields.{key}", value, 1 if key == "body" else MIN_WEIGHT, MAX_WEIGHT,
+                               integer=True)
+    runs = config.get("runs", {})
+    if not isinstance(runs, dict) or set(runs) - {"records", "sections"}:
+        raise _config_error(home, "runs takes only records and sections")
+    chars = {
+        key: _number(home, f"runs.{key}", runs.get(key, default), MIN_RUN_CHARS, MAX_RUN_CHARS, integer=True)
+        for key, default in (("records", RUN_CHARS), ("sections", SECTION_RUN_CHARS))
+    }
+    return IndexSettings(size, params, weights, chars)
+
+
+def shard_settings(home: Home) -> tuple[int, dict[str, Any]]:
+    """``shard_size`` and ``bm25`` parameters from config.json (defaults when absent)."""
+    settings = index_settings(home)
+    return settings.shard_size, settings.bm25
 
 
 def source_label(source: str) -> str:
@@ -107,6 +138,31 @@ def _same_but_log_mark(home: Home, old: dict[str, Any], new: dict[str, Any]) -> 
     return not _log_tail_has_captures(home, int(old.get("logBytes") or 0))
 
 
+def _pack(ids: list[str], live: dict[str, tuple[dict[str, Any], bytes]], size: int) -> list[list[str]]:
+    """New shards of at most ``size`` chunks, chunk ids sorted within each; a record's paragraphs are
+    kept in one shard (their runs never cross shards) unless the record alone is larger."""
+    groups: dict[str, list[str]] = {}
+    for chunk in ids:  # sorted: each group is sorted, groups ordered by their first chunk
+        record = live[chunk][0].get("recordId")
+        groups.setdefault(record if record is not None else "\0" + chunk, []).append(chunk)
+    packed: list[list[str]] = []
+    current: list[str] = []
+    for group in sorted(groups.values(), key=lambda g: g[0]):
+        if current and len(current) + len(group) > size:
+            packed.append(sorted(current))
+            current = []
+        if len(group) > size:  # a record larger than a shard is cut in reading order (runs end there)
+            view = {chunk: live[chunk][0] for chunk in group}
+            group.sort(key=lambda c: (view[c].get("paragraph") or 0, view[c].get("partIndex") or 1, c))
+            while len(group) > size:
+                packed.append(sorted(group[:size]))
+                group = group[size:]
+        current.extend(group)
+    if current:
+        packed.append(sorted(current))
+    return packed
+
+
 def _log_mark(home: Home) -> tuple[int, int]:
     """(whole lines, bytes up to the last newline) of the log."""
     try:
@@ -126,7 +182,8 @@ def index_home(
 
 
 def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None) -> IndexReport:
-    shard_size, params = shard_settings(home)
+    settings = index_settings(home)
+    shard_size, params = settings.shard_size, settings.bm25
     cstage = chunks_stage(home)
     chunk_index = cstage.read_index()
     if chunk_index is None:
@@ -137,16 +194,20 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None) -> In
     chunk_index_sha = hashlib.sha256(cstage.index_path.read_bytes()).hexdigest()
     # chunk id -> (the fields a shard indexes, the chunk's canonical bytes): a million chunks fit
     live: dict[str, tuple[dict[str, Any], bytes]] = {}
+    labels: dict[tuple[Any, ...], tuple[str, str, str, str]] = {}  # a document's labels, once
     for chunk_json, raw in iter_chunk_rows(home, chunk_index):
         if chunk_json["id"] not in live:
-            live[chunk_json["id"]] = ({key: chunk_json.get(key) for key in INDEXED_FIELDS}, raw)
+            live[chunk_json["id"]] = (indexed(chunk_json, labels), raw)
+    del labels
     stage = Stage(home, STAGE)
     previous = stage.read_index()
     analyzer = analyzer_params()
     compatible = (
         previous is not None
-        and (previous.meta.get("analyzer") or {}).get("version") == ANALYZER_VERSION
+        and analyzer_id(previous.meta.get("analyzer")) == analyzer_id(analyzer)
         and previous.meta.get("bm25") == params
+        and previous.meta.get("fields") == settings.fields
+        and previous.meta.get("runChars") == settings.run_chars
     )
     resharded = reshard or not compatible
     entries: dict[str, StageEntry] = {}
@@ -183,18 +244,19 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None) -> In
         fresh.setdefault(live[chunk][0]["sourceKind"], []).append(chunk)
     planned = []
     for source in sorted(fresh):
-        ids = fresh[source]
         label = source_label(source)
-        for start in range(0, len(ids), shard_size):
+        for ids in _pack(fresh[source], live, shard_size):
             seq = next_seq.get(label, 1)
             next_seq[label] = seq + 1
-            planned.append((f"{label}-{seq:04d}", source, ids[start : start + shard_size]))
+            planned.append((f"{label}-{seq:04d}", source, ids))
     built: list[str] = []
     terms = 0
     built_from = {"chunkIndexFingerprint": chunk_index.fingerprint}
     for number, (name, source, ids) in enumerate(planned, start=1):
         data = build_shard([live[i][0] for i in ids], source=source, name=name, params=params,
-                           built_from=built_from, row_bytes=[live[i][1] for i in ids])
+                           built_from=built_from, row_bytes=[live[i][1] for i in ids],
+                           fields=settings.fields, run_chars=settings.run_chars["records"],
+                           section_run_chars=settings.run_chars["sections"])
         entry = stage.put_bytes(name, data, suffix=".shard")
         entries[name] = entry
         shard = Shard(stage.object_path(entry), name=name, source=source, size=entry.bytes,
@@ -212,6 +274,8 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None) -> In
     meta: dict[str, Any] = {
         "analyzer": analyzer,
         "bm25": params,
+        "fields": settings.fields,
+        "runChars": settings.run_chars,
         "shardSize": shard_size,
         "chunkIndexFingerprint": chunk_index.fingerprint,
         "chunkIndexSha256": chunk_index_sha,

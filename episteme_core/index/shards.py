@@ -12,13 +12,13 @@ from __future__ import annotations
 import hashlib
 import heapq
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from episteme_core.errors import EpistemeError
-from episteme_core.index.analyzer import ANALYZER_VERSION, query_terms
+from episteme_core.index.analyzer import analyzer_id, analyzer_params, query_terms_for
 from episteme_core.index.shardfile import ShardFile
 from episteme_core.store.home import Home
 
@@ -56,12 +56,19 @@ class Filters:
 
 @attrs.frozen
 class Hit:
-    """One ranked chunk of one shard."""
+    """One ranked unit of one shard: a chunk, or a run of a record's paragraphs (``unit`` is its
+    number; ``chunk_id`` and ``row`` are its first chunk's, ``Shard.unit_rows`` gives them all)."""
 
     score: float
     chunk_id: str
     row: int
     shard: str
+    unit: int = -1
+
+
+def bm25_idf(units: int, df: int) -> float:
+    """BM25's (lucene) idf of a term held by ``df`` of ``units`` scored units."""
+    return math.log(1 + (units - df + 0.5) / (df + 0.5))
 
 
 def stale(message: str, **details: Any) -> EpistemeError:
@@ -83,13 +90,38 @@ class Shard:
                 details={"path": str(path)},
             )
         self.rows = int(self.meta["rows"])
+        self.units = int(self.meta.get("units", self.rows))
+        self.languages: list[str] = list(self.meta.get("languages") or ["english"])
         self.deleted = frozenset(deleted)
+        self._runs = "unitStart" in self.file.arrays
+        # a unit is left out when any chunk it holds is gone (a record's chunks go together)
+        self.deleted_units = frozenset(
+            unit for unit in range(self.units) if not self.deleted.isdisjoint(self.unit_rows(unit))
+        ) if self.deleted and self._runs else self.deleted
         self._terms = self.file.count("vocabOffsets") - 1
-        self._postings_cache: tuple[tuple[str, ...], list[tuple[int, int]]] | None = None
+        self._postings_cache: tuple[tuple[str, ...], list[tuple[str, int, int]]] | None = None
 
     @property
     def live_rows(self) -> int:
         return self.rows - len(self.deleted)
+
+    def unit_rows(self, unit: int) -> list[int]:
+        """The rows (chunks) of scored unit ``unit``, in reading order."""
+        if not self._runs:
+            return [unit]
+        lo, hi = self.file.slice("unitStart", unit, unit + 2)
+        rows = list(self.file.slice("unitRows", int(lo), int(hi)))
+        if any(row >= self.rows for row in rows):
+            self.file._fail(f"unit {unit} names a row past {self.rows}")
+        return rows
+
+    def document_frequency(self, term: str) -> int:
+        """How many scored units hold ``term`` (0 when the vocabulary lacks it)."""
+        tid = self.term_id(term)
+        if tid is None:
+            return 0
+        start, stop = self.file.slice("postingsStart", tid, tid + 2)
+        return int(stop) - int(start)
 
     # vocabulary -----------------------------------------------------------
 
@@ -153,8 +185,10 @@ class Shard:
 
     # search -----------------------------------------------------------------
 
-    def _allowed(self, filters: Filters) -> Any:
-        """A predicate on rows for the facet and time filters; None when nothing can match."""
+    def row_filter(self, filters: Filters | None) -> Any:
+        """A predicate on rows (chunks) for the facet and time filters, deleted rows refused; None
+        when no row can match."""
+        filters = filters or Filters()
         checks: list[tuple[memoryview, int]] = []
         facets = self.meta["facets"]
         for field, value in filters.facet_values().items():
@@ -181,30 +215,66 @@ class Shard:
 
         return allowed
 
+    def _allowed(self, filters: Filters) -> Any:
+        """A predicate on units: not deleted, and one of its chunks passes the filters; None when
+        nothing can match."""
+        row_ok = self.row_filter(filters)
+        if row_ok is None:
+            return None
+        if not self._runs:
+            return row_ok
+        deleted = self.deleted_units
+        if not filters.facet_values() and filters.since is None:
+            return lambda unit: unit not in deleted
+        return lambda unit: unit not in deleted and any(map(row_ok, self.unit_rows(unit)))
+
+    def shown_rows(self, hit: Hit, filters: Filters | None = None) -> list[int]:
+        """The rows of a hit's unit that its passage shows: those that pass the filters."""
+        rows = self.unit_rows(hit.unit) if hit.unit >= 0 else [hit.row]
+        row_ok = self.row_filter(filters)
+        shown = [row for row in rows if row_ok is not None and row_ok(row)]
+        return shown or rows[:1]
+
     def postings(self, terms: Sequence[str]) -> list[tuple[int, int]]:
         """``[start, stop)`` of each known term's postings, terms in sorted order (cached for the
         last terms asked: ``ShardSet.search`` sizes the work before it scores)."""
+        return [(start, stop) for _, start, stop in self.term_postings(terms)]
+
+    def term_postings(self, terms: Sequence[str]) -> list[tuple[str, int, int]]:
+        """``(term, start, stop)`` of each known term's postings, terms in sorted order (cached)."""
         key = tuple(sorted(set(terms)))
         cached = self._postings_cache  # read once: another thread may replace it
         if cached is not None and cached[0] == key:
             return cached[1]
-        spans: list[tuple[int, int]] = []
-        for term in key:
+        spans = self._spans(key)
+        self._postings_cache = (key, spans)
+        return spans
+
+    def _spans(self, terms: Sequence[str]) -> list[tuple[str, int, int]]:
+        spans: list[tuple[str, int, int]] = []
+        for term in terms:
             tid = self.term_id(term)
             if tid is not None:
                 start, stop = self.file.slice("postingsStart", tid, tid + 2)
                 if stop > start:
-                    spans.append((int(start), int(stop)))
-        self._postings_cache = (key, spans)
+                    spans.append((term, int(start), int(stop)))
         return spans
 
-    def ranked(
-        self, terms: Sequence[str], k: int, filters: Filters | None = None, *, vectorized: bool | None = None
-    ) -> tuple[list[Hit], int]:
-        """The best ``k`` hits for ``terms`` (analyzed, sorted) and how many chunks matched in all.
+    def idf(self, term: str) -> float:
+        """BM25's idf of ``term`` in this shard (as the stored scores hold it)."""
+        return bm25_idf(self.units, self.document_frequency(term))
 
-        ``vectorized`` chooses numpy over plain Python (same scores and order to the bit); by
-        default numpy is used when the postings to add exceed ``NUMPY_POSTINGS``.
+    def ranked(
+        self, terms: Sequence[str], k: int, filters: Filters | None = None, *, vectorized: bool | None = None,
+        required: Sequence[str] = (), idf: Mapping[str, float] | None = None,
+    ) -> tuple[list[Hit], int]:
+        """The best ``k`` hits for ``terms`` (analyzed, sorted) and how many units matched in all.
+
+        ``required`` terms must all be in a unit for it to match. ``idf`` (term -> idf over several
+        shards) rescales each term's stored scores from this shard's idf to that one, so scores of
+        different shards compare as if they were one index. ``vectorized`` chooses numpy over plain
+        Python (same scores and order to the bit); by default numpy is used when the postings to add
+        exceed ``NUMPY_POSTINGS``.
         """
         filters = filters or Filters()
         if filters.source is not None and self.source not in filters.source:
@@ -212,35 +282,80 @@ class Shard:
         allowed = self._allowed(filters)
         if allowed is None:
             return [], 0
-        spans = self.postings(terms)
+        spans = self._scaled(self.term_postings(terms), idf)
         if not spans:
             return [], 0
+        need = sorted(set(required))
+        needed = [(start, stop) for _, start, stop in self._spans(need)] if need else []
+        if len(needed) < len(need):  # a required term no unit holds
+            return [], 0
         if vectorized is None:
-            vectorized = sum(stop - start for start, stop in spans) > NUMPY_POSTINGS
+            vectorized = sum(stop - start for start, stop, _ in spans) > NUMPY_POSTINGS
         if vectorized:
-            return self._ranked_numpy(spans, k, filters)
-        scored = self._score_python(spans)
-        matches = [(score, row) for row, score in scored if allowed(row)]
+            return self._ranked_numpy(spans, k, filters, needed)
+        scored: Iterable[tuple[int, float]] = self._score_python(spans)
+        if needed:
+            counts: dict[int, int] = {}
+            for start, stop in needed:
+                for unit in self.file.slice("postingsRows", start, stop):
+                    counts[unit] = counts.get(unit, 0) + 1
+            scored = [(unit, score) for unit, score in scored if counts.get(unit, 0) == len(needed)]
+        matches = [(score, unit) for unit, score in scored if allowed(unit)]
         best = heapq.nsmallest(k, matches, key=lambda item: (-item[0], item[1])) if k > 0 else []
-        hits = [Hit(score, self.chunk_id(row), row, self.name) for score, row in best]
-        return hits, len(matches)
+        return [self._hit(score, unit) for score, unit in best], len(matches)
 
-    def _ranked_numpy(self, spans: list[tuple[int, int]], k: int, filters: Filters) -> tuple[list[Hit], int]:
-        """``ranked`` in numpy: scores, filters and the top k by (-score, row) without a Python loop
-        over matches (rows are sorted by chunk id, so row order is chunk id order)."""
+    def _scaled(self, spans: list[tuple[str, int, int]],
+                idf: Mapping[str, float] | None) -> list[tuple[int, int, float | None]]:
+        """Each span with the factor that turns this shard's idf into ``idf[term]`` (None: as stored)."""
+        out: list[tuple[int, int, float | None]] = []
+        for term, start, stop in spans:
+            factor = None
+            if idf is not None and term in idf:
+                own = bm25_idf(self.units, stop - start)
+                if own > 0 and idf[term] != own:
+                    factor = idf[term] / own
+            out.append((start, stop, factor))
+        return out
+
+    def _hit(self, score: float, unit: int) -> Hit:
+        row = self.unit_rows(unit)[0] if self._runs else unit
+        return Hit(score, self.chunk_id(row), row, self.name, unit)
+
+    def _ranked_numpy(self, spans: list[tuple[int, int, float | None]], k: int, filters: Filters,
+                      needed: Sequence[tuple[int, int]] = ()) -> tuple[list[Hit], int]:
+        """``ranked`` in numpy: scores, filters and the top k by (-score, unit) without a Python loop
+        over matches (units are sorted by their first chunk's id)."""
         import numpy as np
 
         scores, touched = self._score_arrays(spans)
         mask = touched
-        if self.deleted:
-            mask[np.fromiter(self.deleted, dtype=np.int64, count=len(self.deleted))] = False
+        if needed:
+            counts = np.zeros(self.units, dtype=np.int64)
+            for start, stop in needed:
+                counts[self.file.numpy("postingsRows", start, stop)] += 1
+            mask &= counts == len(needed)
         facets = self.meta["facets"]
-        for field, value in filters.facet_values().items():
-            mask &= self.file.numpy(f"facet.{field}", 0, self.rows) == facets[field].index(value)
-        if filters.since is not None:
-            from episteme_core.index.build import epoch_seconds
+        rows_ok = None
+        if self.deleted or filters.facet_values() or filters.since is not None:
+            rows_ok = np.ones(self.rows, dtype=bool)
+            if self.deleted:
+                rows_ok[np.fromiter(self.deleted, dtype=np.int64, count=len(self.deleted))] = False
+            for field, value in filters.facet_values().items():
+                rows_ok &= self.file.numpy(f"facet.{field}", 0, self.rows) == facets[field].index(value)
+            if filters.since is not None:
+                from episteme_core.index.build import epoch_seconds
 
-            mask &= self.file.numpy("times", 0, self.rows) >= epoch_seconds(filters.since)
+                rows_ok &= self.file.numpy("times", 0, self.rows) >= epoch_seconds(filters.since)
+        if rows_ok is not None and self._runs:
+            members = self.file.numpy("unitRows", 0, self.file.count("unitRows")).astype(np.int64)
+            starts = self.file.numpy("unitStart", 0, self.units).astype(np.int64)
+            if members.size and int(members.max()) >= self.rows:
+                self.file._fail(f"a unit names a row past {self.rows}")
+            mask &= np.add.reduceat(rows_ok[members].astype(np.int64), starts) > 0
+            if self.deleted_units:
+                mask[np.fromiter(self.deleted_units, dtype=np.int64, count=len(self.deleted_units))] = False
+        elif rows_ok is not None:
+            mask &= rows_ok
         found = np.flatnonzero(mask)
         total = int(found.size)
         if k <= 0 or total == 0:
@@ -251,47 +366,60 @@ class Shard:
             found, values = found[keep], values[keep]
         order = np.lexsort((found, -values))[:k]
         return [
-            Hit(score, self.chunk_id(row), row, self.name)
-            for score, row in zip(values[order].tolist(), found[order].tolist(), strict=True)
+            self._hit(score, unit)
+            for score, unit in zip(values[order].tolist(), found[order].tolist(), strict=True)
         ], total
 
-    def _score_python(self, spans: list[tuple[int, int]]) -> Iterable[tuple[int, float]]:
+    def _score_python(self, spans: list[tuple[int, int, float | None]]) -> Iterable[tuple[int, float]]:
         acc: dict[int, float] = {}
         get = acc.get
-        for start, stop in spans:
+        for start, stop, factor in spans:
             rows = self.file.slice("postingsRows", start, stop)
             data = self.file.slice("postingsData", start, stop)
-            for row, value in zip(rows, data, strict=True):
-                acc[row] = get(row, 0.0) + value
-        for row in acc:
-            if row >= self.rows:
-                self.file._fail(f"posting names row {row} of {self.rows}")
+            if factor is None:
+                for row, value in zip(rows, data, strict=True):
+                    acc[row] = get(row, 0.0) + value
+            else:
+                for row, value in zip(rows, data, strict=True):
+                    acc[row] = get(row, 0.0) + value * factor
+        for unit in acc:
+            if unit >= self.units:
+                self.file._fail(f"posting names unit {unit} of {self.units}")
         return acc.items()
 
-    def _score_arrays(self, spans: list[tuple[int, int]]) -> tuple[Any, Any]:
-        """Per-row scores (float64, terms added in order) and which rows any term touched."""
+    def _score_arrays(self, spans: list[tuple[int, int, float | None]]) -> tuple[Any, Any]:
+        """Per-unit scores (float64, terms added in order) and which units any term touched."""
         import numpy as np
 
-        scores = np.zeros(self.rows, dtype=np.float64)
-        touched = np.zeros(self.rows, dtype=bool)
-        for start, stop in spans:
+        scores = np.zeros(self.units, dtype=np.float64)
+        touched = np.zeros(self.units, dtype=bool)
+        for start, stop, factor in spans:
             rows = self.file.numpy("postingsRows", start, stop)
-            if rows.size and int(rows.max()) >= self.rows:
-                self.file._fail(f"posting names a row past {self.rows}")
-            scores[rows] += self.file.numpy("postingsData", start, stop).astype(np.float64)
+            if rows.size and int(rows.max()) >= self.units:
+                self.file._fail(f"posting names a unit past {self.units}")
+            values = self.file.numpy("postingsData", start, stop).astype(np.float64)
+            scores[rows] += values if factor is None else values * factor
             touched[rows] = True
         return scores, touched
 
-    def _score_numpy(self, spans: list[tuple[int, int]]) -> Iterable[tuple[int, float]]:
+    def _score_numpy(self, spans: list[tuple[int, int, float | None]]) -> Iterable[tuple[int, float]]:
         import numpy as np
 
         scores, touched = self._score_arrays(spans)
         found = np.nonzero(touched)[0]
         return zip(found.tolist(), scores[found].tolist(), strict=True)
 
+    def passages(self, question: str, k: int, filters: Filters | None = None, *,
+                 idf: Mapping[str, float] | None = None) -> list[tuple[float, list[str]]]:
+        """The best ``k`` units for ``question`` as (score, chunk ids in reading order); a run's
+        chunks that fail the filters are left out (what ``ask`` offers its readers)."""
+        hits, _ = self.ranked(query_terms_for(question, self.languages), k, filters, idf=idf)
+        return [(hit.score, [self.chunk_id(row) for row in self.shown_rows(hit, filters)]) for hit in hits]
+
     def search(self, query: str, k: int = 10, filters: Filters | None = None) -> list[tuple[str, float]]:
-        """``(chunk id, score)`` of the best ``k`` chunks for ``query``, sorted (-score, chunk id)."""
-        hits, _ = self.ranked(query_terms(query), k, filters)
+        """``(chunk id, score)`` of the best ``k`` units for ``query``, sorted (-score, chunk id); a run
+        is named by its first chunk (``ranked`` and ``unit_rows`` give all its chunks)."""
+        hits, _ = self.ranked(query_terms_for(query, self.languages), k, filters)
         return [(hit.chunk_id, hit.score) for hit in hits]
 
 
@@ -307,6 +435,11 @@ class ShardSet:
     def sources(self) -> list[str]:
         return sorted({shard.source for shard in self.shards})
 
+    @property
+    def languages(self) -> list[str]:
+        """The stemming languages of the shards (a query is analyzed in each)."""
+        return sorted({language for shard in self.shards for language in shard.languages}) or ["english"]
+
     def shard(self, name: str) -> Shard:
         for shard in self.shards:
             if shard.name == name:
@@ -314,23 +447,34 @@ class ShardSet:
         raise EpistemeError("INVALID_INPUT", f"no shard {name}", details={"shard": name})
 
     def search(
-        self, query: str | Sequence[str], k: int, filters: Filters | None = None
+        self, query: str | Sequence[str], k: int, filters: Filters | None = None, *,
+        required: Sequence[str] = (),
     ) -> tuple[list[Hit], int]:
-        """The best ``k`` hits over every shard, merged by (-score, chunk id), and the total."""
-        terms = query_terms(query) if isinstance(query, str) else sorted(set(query))
+        """The best ``k`` hits over every shard, merged by (-score, chunk id), and the total;
+        ``required`` terms must all be in a hit."""
+        terms = query_terms_for(query, self.languages) if isinstance(query, str) else sorted(set(query))
         merged: list[Hit] = []
         total = 0
-        # numpy (its import costs more than small work) once the postings of all shards are many
         sources = None if filters is None else filters.source
-        postings = sum(stop - start for shard in self.shards if sources is None or shard.source in sources
-                       for start, stop in shard.postings(terms))
+        searched = [shard for shard in self.shards if sources is None or shard.source in sources]
+        # numpy (its import costs more than small work) once the postings of all shards are many
+        postings = sum(stop - start for shard in searched for start, stop in shard.postings(terms))
         vectorized = postings > NUMPY_POSTINGS
-        for shard in self.shards:
-            hits, count = shard.ranked(terms, k, filters, vectorized=vectorized)
+        idf = self.idf(terms, searched) if len(searched) > 1 else None
+        for shard in searched:
+            hits, count = shard.ranked(terms, k, filters, vectorized=vectorized, required=required, idf=idf)
             merged.extend(hits)
             total += count
         merged.sort(key=lambda hit: (-hit.score, hit.chunk_id))
         return merged[:k], total
+
+    def idf(self, terms: Sequence[str], shards: Sequence[Shard] | None = None) -> dict[str, float]:
+        """Each term's BM25 idf over ``shards`` (default all) taken as one index: units and document
+        frequencies summed. Scores rescaled to it compare across shards."""
+        shards = self.shards if shards is None else shards
+        units = sum(shard.units for shard in shards)
+        return {term: bm25_idf(units, sum(shard.document_frequency(term) for shard in shards))
+                for term in terms}
 
     def chunk(self, hit: Hit) -> Any:
         return self.shard(hit.shard).chunk(hit.chunk_id)
@@ -348,11 +492,12 @@ def check_fresh(home: Home, meta: dict[str, Any]) -> None:
     """Refuse (``STALE_INDEX``) shards of another analyzer, of other chunks, or older than a capture."""
     from episteme_core.store.stage import Stage
 
-    analyzer = (meta.get("analyzer") or {}).get("version")
-    if analyzer != ANALYZER_VERSION:
+    built, current = analyzer_id(meta.get("analyzer")), analyzer_id(analyzer_params())
+    if built != current:
         raise stale(
-            f"the shards were built by analyzer {analyzer!r}; this episteme uses {ANALYZER_VERSION!r}",
-            analyzer=analyzer,
+            f"the shards were built by analyzer {built}; this episteme uses {current}: rebuild them with "
+            "episteme index",
+            analyzer=built, expected=current,
         )
     chunk_index = Stage(home, "chunks").index_path
     try:

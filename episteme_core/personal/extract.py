@@ -12,10 +12,24 @@ if TYPE_CHECKING:
     from episteme_core.extract.api import ExtractRequest
 
 NAME = "record"
-VERSION = "1"
+VERSION = "2"  # 2: the record's language in the document's attributes
 DOCUMENT_TYPE = "record"
 
 DEFAULT_BLOCK_KIND = "paragraph"
+
+
+def record_language(metadata: dict[str, object]) -> str | None:
+    """The language a record's metadata names (its own ``language``, front matter ``language`` or
+    ``lang``, a Project Gutenberg header's ``Language:``), for the index's stemmer; else None."""
+    front = metadata.get("frontMatter")
+    gutenberg = metadata.get("gutenberg")
+    for value in (metadata.get("language"),
+                  front.get("language") if isinstance(front, dict) else None,
+                  front.get("lang") if isinstance(front, dict) else None,
+                  gutenberg.get("language") if isinstance(gutenberg, dict) else None):
+        if isinstance(value, str) and value.strip():
+            return value.strip()[:35]
+    return None
 
 
 def declared_block_kinds() -> dict[str, str]:
@@ -70,6 +84,9 @@ class RecordExtractor:
             "recordTime": record.time,
             "paragraphs": len(record.paragraphs),
         }
+        language = record_language(record.metadata)
+        if language:
+            builder.attributes["language"] = language
         builder.open_section(builder.title, 1)
         kinds = declared_block_kinds()
         for paragraph in record.paragraphs:

@@ -13,7 +13,8 @@ def test_top_and_ratio() -> None:
         Candidate(f"p{i}", "t", float(10 - i), f"r#{i}", coverage=c)
         for i, c in enumerate([1.0, 0.2, 0.6, 0.5, 0.9, 0.7, 0.8], start=1)
     ))
-    assert default_bm25().read(request).labels == ("p1", "p3", "p4", "p5", "p6")
+    # top 10: every candidate above the floor
+    assert default_bm25().read(request).labels == ("p1", "p3", "p4", "p5", "p6", "p7")
     narrow = Bm25Reader(ReaderSpec("b", "bm25", options={"top": 2, "ratio": 0.75}))
     assert narrow.read(request).labels == ("p1", "p5")
     assert default_bm25().read(ReadRequest("q", "s", "books", ())).labels == ()

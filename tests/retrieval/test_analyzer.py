@@ -1,4 +1,5 @@
-"""The analyzer: Unicode cases end to end (query finds chunk), and the token rules they rest on."""
+"""The analyzer: Unicode cases end to end (query finds chunk), and the word, stemming and identifier
+rules they rest on."""
 
 from __future__ import annotations
 
@@ -8,7 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from episteme_core.index.analyzer import ANALYZER_VERSION, query_terms, tokenize
+from episteme_core.index.analyzer import (
+    ANALYZER_NAME,
+    ANALYZER_VERSION,
+    identifier_words,
+    language_of,
+    query_terms,
+    tokenize,
+    word_spans,
+    words,
+)
 
 from .conftest import ok
 
@@ -32,7 +42,7 @@ def test_query_finds_the_unicode_form(corpus: Path, term: str, needle: str) -> N
 
 
 def test_hindi_word_is_one_token() -> None:
-    assert tokenize("हिन्दी भाषा") == ["हिन्दी", "भाषा"]
+    assert words("हिन्दी भाषा") == ["हिन्दी", "भाषा"]
 
 
 def test_cjk_runs_become_overlapping_bigrams() -> None:
@@ -43,12 +53,50 @@ def test_cjk_runs_become_overlapping_bigrams() -> None:
 
 
 def test_folding_rules() -> None:
-    assert tokenize("Straße") == ["strasse"]
-    assert tokenize("Café NAÏVE") == ["cafe", "naive"]
-    assert tokenize("ＦＵＬＬＷＩＤＴＨ") == ["fullwidth"]
-    assert tokenize("snake_case x²") == ["snake", "case", "x2"]
-    assert tokenize("a b") == ["a", "b"]  # one-letter tokens are kept (spec identifiers)
-    assert tokenize("...!!") == []
+    assert words("Straße") == ["strasse"]
+    assert words("Café NAÏVE") == ["cafe", "naive"]
+    assert words("ＦＵＬＬＷＩＤＴＨ") == ["fullwidth"]
+    assert words("snake_case x²") == ["snake", "case", "x2"]
+    assert words("a b") == ["a", "b"]  # one-letter words are kept (spec identifiers)
+    assert words("...!!") == []
+
+
+def test_english_snowball_stems_meet() -> None:
+    assert tokenize("running runs") == ["run", "run"]
+    assert query_terms("policies") == query_terms("policy") == ["polici"]
+    assert tokenize("Café") == ["cafe"] and tokenize("42 2119") == ["42", "2119"]  # numbers as written
+
+
+def test_identifiers_whole_and_by_parts() -> None:
+    assert identifier_words("frame-ancestors max_idle_timeout") == ["frameancestors", "maxidletimeout"]
+    assert set(tokenize("frame-ancestors")) == {"frame", "ancestor", "frameancestor"}
+    assert set(tokenize("maxIdleTimeout")) == {"maxidletimeout", "max", "idl", "timeout"}
+    # one identifier, two spellings
+    assert set(tokenize("max_idle_timeout")) == set(tokenize("maxIdleTimeout"))
+    assert set(tokenize("HTTPServer")) == {"httpserver", "http", "server"}
+    assert tokenize("URLs") == ["url"]
+    assert identifier_words("URLs and 2FA") == []  # an acronym's plural and digits before capitals are words
+    assert identifier_words("@vocab #1343 $HOME a@b") == ["@vocab", "#1343", "$home"]
+
+
+def test_query_leaves_out_stop_words_unless_nothing_else() -> None:
+    assert query_terms("What does the @vocab keyword do?") == ["@vocab", "keyword", "vocab"]
+    assert query_terms("to be or not to be") == ["be", "not", "or", "to"]
+
+
+def test_languages_name_snowball_stemmers() -> None:
+    assert language_of(None) == "english" and language_of("en-GB") == "english"
+    assert language_of("fr") == "french" and language_of("German") == "german"
+    assert language_of("ja") == "none"  # no stemmer: words as written
+    assert tokenize("les chats", "french") == ["le", "chat"]
+    assert tokenize("running", "none") == ["running"]
+
+
+def test_word_spans_point_into_the_original_text() -> None:
+    text = "Hello ＦＵＬＬ Straße, frame-ancestors"
+    spans = word_spans(text)
+    assert [w for _, _, w in spans] == ["hello", "full", "strasse", "frame", "ancestors"]
+    assert [text[a:b] for a, b, _ in spans] == ["Hello", "ＦＵＬＬ", "Straße", "frame", "ancestors"]
 
 
 def test_thai_stays_one_run_and_hangul_is_bigrammed() -> None:
@@ -57,11 +105,12 @@ def test_thai_stays_one_run_and_hangul_is_bigrammed() -> None:
 
 
 def test_tokens_are_bounded() -> None:
-    assert [len(t) for t in tokenize("x" * 250)] == [100, 100, 50]
+    assert [len(t) for t in words("x" * 250)] == [100, 100, 50]
+    assert [(a, b) for a, b, _ in word_spans("x" * 250)] == [(0, 100), (100, 200), (200, 250)]
 
 
 def test_version_is_named() -> None:
-    assert ANALYZER_VERSION == "unicode-v1"
+    assert (ANALYZER_NAME, ANALYZER_VERSION) == ("episteme", "2")
 
 
 @settings(max_examples=300, deadline=None)
@@ -69,7 +118,8 @@ def test_version_is_named() -> None:
        | st.lists(st.sampled_from(["a" * 99, "b" * 100, "c" * 101, "Z" * 250, "_", " ", "x1", "\t"]))
        .map("".join))
 def test_ascii_fast_path_cuts_as_the_regex(text: str) -> None:
-    """ASCII text takes translate + split; it must give exactly the regex's tokens (runs cut at 100)."""
+    """ASCII text takes translate + split; it must give exactly the regex's words (runs cut at 100)."""
     import re
 
-    assert tokenize(text) == re.findall("[a-z0-9]{1,100}", text.lower())
+    assert words(text) == re.findall("[a-z0-9]{1,100}", text.lower())
+    assert [w for _, _, w in word_spans(text)] == words(text)

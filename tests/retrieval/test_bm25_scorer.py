@@ -6,8 +6,9 @@ import random
 
 import pytest
 
-from episteme_core.index.analyzer import document_tokens, vocabulary
+from episteme_core.index.analyzer import vocabulary
 from episteme_core.index.build import BM25S_COMPATIBLE, bm25_matrix, bm25_scores
+from episteme_core.index.fields import document_tokens
 
 
 def _bm25s_arrays(

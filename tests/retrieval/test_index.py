@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from episteme_core.index import open_shards
-from episteme_core.index.analyzer import document_tokens, query_terms
+from episteme_core.index.analyzer import query_terms
 from episteme_core.index.shards import Shard
 from episteme_core.store.home import Home
 from episteme_core.testing import invoke, validate
@@ -46,22 +46,30 @@ def test_one_source_per_shard_and_shard_size(build, tmp_path: Path) -> None:  # 
 
 
 def test_scores_equal_raw_bm25s(build) -> None:  # type: ignore[no-untyped-def]
+    """A shard's scores are bm25s's over the same units (runs of a record's paragraphs) and fields."""
     import bm25s
     import numpy as np
 
-    root = build(_docs()[:2], "--max-chars", "256", "--overlap-chars", "0")
+    from episteme_core.index.fields import indexed, unit_tokens
+
+    texts = [[f"fetch {n} " * (n % 3 + 1), "a header", "header value"] * 3 for n in range(4)]
+    docs = [make_document(f"book:c/{n}", [("x", texts[n])], kind="books", document_type="record")
+            for n in range(4)]
+    root = build(docs, "--max-chars", "256", "--overlap-chars", "0")
     shard = open_shards(Home(root)).shards[0]
-    rows = [shard.row_json(r) for r in range(shard.rows)]
-    tokens = [document_tokens(r["heading"], r["text"], 2) for r in rows]
+    assert shard.rows == 36 and shard.units == 4  # each record's nine short paragraphs are one run
+    views = [indexed(shard.row_json(r)) for r in range(shard.rows)]
+    tokens = [unit_tokens([views[r] for r in shard.unit_rows(u)], shard.meta["fields"])
+              for u in range(shard.units)]
     raw = bm25s.BM25()
     raw.index(tokens, show_progress=False)
     for query in ["fetch", "header value", "a"]:
         expected = raw.get_scores(query_terms(query))
         hits, total = shard.ranked(query_terms(query), 10)
-        got = {h.row: h.score for h in hits}
+        got = {h.unit: h.score for h in hits}
         assert total == int(np.count_nonzero(expected))
-        for row, score in got.items():
-            assert score == pytest.approx(float(expected[row]), rel=1e-6)
+        for unit, score in got.items():
+            assert score == pytest.approx(float(expected[unit]), rel=1e-6)
 
 
 def test_numpy_and_python_scoring_agree(build, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]

@@ -97,13 +97,19 @@ def test_filters(build) -> None:  # type: ignore[no-untyped-def]
     def total(*args: str) -> int:
         return ok("--home", str(root), "query", "--term", "gadget", *args)["total"]  # type: ignore[no-any-return]
 
-    assert total() == 4
-    assert total("--family", "w3c") == 2
-    assert total("--authority", "normative") == 2
-    assert total("--normativity", "example") == 1
+    # the two chunks of section A (one normative, one an example) are scored as one passage
+    assert total() == 3
+    assert total("--family", "w3c") == 1
+    assert total("--authority", "normative") == 1
     assert total("--document-type", "record") == 1
     assert total("--source", "books") == 1
-    assert total("--source", "books", "--source", "http") == 4
+    assert total("--source", "books", "--source", "http") == 3
+    # a passage passes a facet filter when one of its chunks does, and shows only those chunks
+    example = ok("--home", str(root), "query", "--term", "gadget", "--normativity", "example")
+    assert example["total"] == 1 and example["results"][0]["snippet"] == "gadget example"
+    assert example["results"][0]["normativity"] == "example" and example["results"][0]["paragraphs"] is None
+    whole = ok("--home", str(root), "query", "--term", "gadget rules", "--family", "w3c")["results"][0]
+    assert whole["snippet"] == "gadget rules\n\ngadget example" and len(whole["paragraphs"]) == 2
     assert total("--since", "2026-02-01") == 1
     assert total("--since", "2026-04-01") == 0
     nothing = ok("--home", str(root), "query", "--term", "gadget", "--family", "nope")

@@ -67,9 +67,9 @@ def test_shard_set_chooses_numpy_from_all_postings(home: Path, monkeypatch: pyte
     calls: list[bool | None] = []
     original = shards_module.Shard.ranked
 
-    def spy(self, terms, k, filters=None, *, vectorized=None):  # type: ignore[no-untyped-def]
+    def spy(self, terms, k, filters=None, *, vectorized=None, **options):  # type: ignore[no-untyped-def]
         calls.append(vectorized)
-        return original(self, terms, k, filters, vectorized=vectorized)
+        return original(self, terms, k, filters, vectorized=vectorized, **options)
 
     monkeypatch.setattr(shards_module.Shard, "ranked", spy)
     postings = sum(b - a for s in shard_set.shards for a, b in s.postings(query_terms("whale sea")))

@@ -1,0 +1,292 @@
+"""Retrieval quality on the dev question set: episteme's `query` and `ask` beside a plain bm25s script.
+
+Builds one home from the files of ``../shared/corpus`` through the CLI (specs, RFCs and PDFs with
+`pipeline --map`, the books with `ingest books`, the Claude transcripts with `ingest claude`), asks
+every question of ``../shared/eval/dev-questions.jsonl`` through the CLI (`query --json` and `ask
+--json`), and prints hit@1, hit@5, hit@10 and MRR overall, per kind and per difficulty for:
+
+- `query`, whole result: the result's text (a chunk, or a run of paragraphs for records) holds an
+  answer phrase (asked with the largest `--max-chars`, so the snippet is the whole text);
+- `query`, default snippet: the snippet that `--max-chars 1200` shows holds it;
+- `ask`: a paragraph of the answer holds it (rank = the place, in the answer's priority order, of the
+  passage a reader named that holds it; a passage is a run of paragraphs); `ask --include-marked`
+  also offers Claude's tool results and thinking, where most answers of the chat questions are;
+- the plain-bm25s baseline of ``../shared/eval/baseline.py`` (6,000-char windows, English stemmer,
+  stop words), computed in the same run from the same files.
+
+Hit rule (the eval set's): a passage of the question's own file whose text, whitespace collapsed,
+contains one of the question's phrases. The test suite never reads ``../shared``; this script does.
+
+    python bench/quality.py [--corpus DIR] [--eval DIR] [--home DIR] [--reuse] [--json FILE]
+                            [--processes] [--no-baseline] [--no-ask]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+KINDS = ("spec", "rfc", "pdf", "book", "chat")
+KS = (1, 5, 10)
+DEFAULT_SHARED = HERE.parents[1] / "shared"
+# Each file gets a URL on its publisher's host, as a user capturing it would, so that the families
+# (w3c, whatwg, rfc) apply as they do in real use.
+HOSTS = {"w3c-": "https://www.w3.org/TR/", "whatwg-": "https://url.spec.whatwg.org/",
+         "rfc": "https://www.rfc-editor.org/rfc/"}
+OTHER_HOST = "https://corpus.example/"
+CONTENT_TYPES = {".pdf": "application/pdf", ".html": "text/html", ".xml": "application/xml"}
+
+
+def norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+# -- the corpus and the home ------------------------------------------------------------------------
+def corpus_files(corpus: Path) -> list[str]:
+    """The files the baseline reads (everything but Bikeshed sources and notes), relative paths."""
+    out = []
+    for path in sorted(corpus.rglob("*")):
+        if not path.is_file():
+            continue
+        low = path.name.lower()
+        if low.endswith(".bs") or ".source." in low or ".src." in low:
+            continue
+        if low in ("schema.md", "sources.md") or "readme" in low:
+            continue
+        out.append(path.relative_to(corpus).as_posix())
+    return out
+
+
+class Cli:
+    """Runs `episteme` against one home: in this process (the CLI's own entry) or as new processes."""
+
+    def __init__(self, home: Path, processes: bool) -> None:
+        self.home = home
+        self.processes = processes
+
+    def __call__(self, *args: str, check: bool = True) -> dict[str, Any]:
+        argv = ["--home", str(self.home), *args, "--json"]
+        if self.processes:
+            proc = subprocess.run([sys.executable, "-m", "episteme_core", *argv], capture_output=True,
+                                  text=True, check=False)
+            code, out, err = proc.returncode, proc.stdout, proc.stderr
+        else:
+            from episteme_core.testing import invoke
+
+            result = invoke(*argv)
+            code, out, err = result.exit_code, result.stdout, result.stderr
+        text = out if code == 0 else (err.strip().splitlines() or ["{}"])[-1]
+        try:
+            envelope: dict[str, Any] = json.loads(text)
+        except ValueError:
+            envelope = {"ok": False, "error": {"message": err[-2000:]}}
+        if check and code != 0:
+            raise SystemExit(f"episteme {' '.join(args)} failed ({code}): {envelope.get('error')}")
+        return envelope
+
+
+def build_home(corpus: Path, root: Path, cli: Cli) -> dict[str, str]:
+    """Put every corpus file into the home through the CLI; returns source (url or record) -> file."""
+    docs, books, projects = root / "docs", root / "books" / "gutenberg", root / "projects" / "corpus"
+    for folder in (docs, books, projects):
+        folder.mkdir(parents=True, exist_ok=True)
+    owners: dict[str, str] = {}
+    entries = []
+    for rel in corpus_files(corpus):
+        path = corpus / rel
+        if rel.startswith("books/"):
+            shutil.copy(path, books / path.name)
+            owners[f"book:gutenberg/{path.stem}"] = rel
+        elif rel.startswith("claude/"):
+            shutil.copy(path, projects / path.name)
+            owners[f"chat:claude/corpus/{path.stem}"] = rel
+        else:
+            shutil.copy(path, docs / path.name)
+            host = next((url for prefix, url in HOSTS.items() if path.name.startswith(prefix)), OTHER_HOST)
+            entries.append({"sourceUrl": host + path.name, "localPath": path.name,
+                            "contentType": CONTENT_TYPES.get(path.suffix, "text/plain")})
+            owners[host + path.name] = rel
+    (docs / "map.json").write_text(json.dumps(entries), "utf-8")
+    cli("pipeline", "--map", str(docs / "map.json"), check=False)  # the empty and scanned PDFs fail
+    cli("ingest", "books", str(books))
+    cli("ingest", "claude", "--projects", str(projects.parent))
+    (root / "owners.json").write_text(json.dumps(owners, indent=1, sort_keys=True), "utf-8")
+    return owners
+
+
+# -- measuring ---------------------------------------------------------------------------------------
+def first_hit(passages: Sequence[tuple[str | None, str]], question: dict[str, Any],
+              owners: dict[str, str]) -> int | None:
+    """1-based rank of the first passage of the question's file holding a phrase; None if none."""
+    phrases = [norm(p) for p in question["phrases"]]
+    for rank, (source, text) in enumerate(passages, start=1):
+        if source is not None and owners.get(source) == question["file"]:
+            flat = norm(text)
+            if any(p in flat for p in phrases):
+                return rank
+    return None
+
+
+def ask_rank(answer: dict[str, Any], question: dict[str, Any], owners: dict[str, str]) -> int | None:
+    """1-based rank, among the passages a reader named (in the answer's priority order), of the first
+    whose paragraphs hold a phrase; None when the answer does not hold one."""
+    by_ref = {p["ref"]: p for p in answer["paragraphs"]}
+    passages: list[tuple[str, str]] = []
+    for ref in answer["ranked"]:
+        p = by_ref.get(ref)
+        if p is None:
+            continue
+        key = (p["shard"], p["label"])
+        if key not in passages:
+            passages.append(key)
+        if first_hit([(p["recordId"], p["text"])], question, owners) is not None:
+            return passages.index(key) + 1
+    return None
+
+
+def run_questions(cli: Cli, questions: list[dict[str, Any]], owners: dict[str, str], ask: bool,
+                  log: Callable[[str], None]) -> dict[str, list[int | None]]:
+    ranks: dict[str, list[int | None]] = {"query (whole)": [], "query (snippet)": []}
+    for number, q in enumerate(questions, start=1):
+        whole = cli("query", "--term", q["question"], "--limit", "10", "--max-chars", "20000")
+        snippet = cli("query", "--term", q["question"], "--limit", "10")
+        ranks["query (whole)"].append(first_hit(
+            [(r["source"], r["snippet"]) for r in whole["data"]["results"]], q, owners))
+        ranks["query (snippet)"].append(first_hit(
+            [(r["source"], r["snippet"]) for r in snippet["data"]["results"]], q, owners))
+        if ask:
+            for label, extra in (("ask", ()), ("ask --include-marked", ("--include-marked",))):
+                answer = cli("ask", q["question"], *extra)["data"]
+                ranks.setdefault(label, []).append(ask_rank(answer, q, owners))
+        log(f"  {number}/{len(questions)} {q['id']}")
+    return ranks
+
+
+def baseline_ranks(eval_dir: Path, questions: list[dict[str, Any]]) -> list[int | None]:
+    """The eval set's own plain bm25s baseline (6,000-char windows), in this run."""
+    sys.path.insert(0, str(eval_dir))
+    try:
+        import baseline  # type: ignore[import-not-found]
+    finally:
+        sys.path.pop(0)
+    passages, owners = baseline.build_passages(6000, 400)
+    return [rank for _, rank, _ in baseline.evaluate(questions, passages, owners)]
+
+
+def groups(questions: list[dict[str, Any]]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = collections.OrderedDict()
+    out["all"] = list(range(len(questions)))
+    for kind in KINDS:
+        out[kind] = [i for i, q in enumerate(questions) if q["kind"] == kind]
+    out["book+chat"] = [i for i, q in enumerate(questions) if q["kind"] in ("book", "chat")]
+    for level in ("easy", "hard"):
+        out[level] = [i for i, q in enumerate(questions) if q["difficulty"] == level]
+    return out
+
+
+def measures(ranks: list[int | None], members: list[int]) -> dict[str, float]:
+    n = len(members) or 1
+    row = {f"hit@{k}": sum(1 for i in members if ranks[i] is not None and ranks[i] <= k) / n for k in KS}
+    row["mrr"] = sum(1 / ranks[i] for i in members if ranks[i] is not None and ranks[i] <= 10) / n
+    row["holds"] = sum(1 for i in members if ranks[i] is not None) / n
+    return row
+
+
+def table(questions: list[dict[str, Any]], runs: dict[str, list[int | None]]) -> tuple[str, dict[str, Any]]:
+    lines = ["| group | n | " + " | ".join(runs) + " |", "|---|---:|" + "---|" * len(runs)]
+    report: dict[str, Any] = {}
+    for name, members in groups(questions).items():
+        cells = []
+        for label, ranks in runs.items():
+            m = measures(ranks, members)
+            report.setdefault(label, {})[name] = m
+            cells.append(" / ".join(f"{m[key]:.3f}" for key in ("hit@1", "hit@5", "hit@10", "mrr")))
+        lines.append(f"| {name} | {len(members)} | " + " | ".join(cells) + " |")
+    asks = [label for label in runs if label.startswith("ask")]
+    if asks:
+        lines += ["", "the answer holds it (any passage of the answer):", "",
+                  "| group | n | " + " | ".join(asks) + " |", "|---|---:|" + "---:|" * len(asks)]
+        for name, members in groups(questions).items():
+            lines.append(f"| {name} | {len(members)} | "
+                         + " | ".join(f"{report[label][name]['holds']:.3f}" for label in asks) + " |")
+    return "\n".join(lines), report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_SHARED / "corpus")
+    parser.add_argument("--eval", type=Path, default=DEFAULT_SHARED / "eval")
+    parser.add_argument("--home", type=Path, help="build the home here (default: a temporary folder)")
+    parser.add_argument("--reuse", action="store_true", help="use the home already built at --home")
+    parser.add_argument("--processes", action="store_true",
+                        help="run every command as a new process (default: the CLI in this process)")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the plain bm25s baseline")
+    parser.add_argument("--no-ask", action="store_true", help="measure query only")
+    parser.add_argument("--only", help="comma-separated question ids")
+    parser.add_argument("--json", type=Path, help="write the measures and per-question ranks here")
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args()
+    qfile = args.eval / "dev-questions.jsonl"
+    if not qfile.is_file() or not args.corpus.is_dir():
+        print(f"skipped: no eval set at {qfile} or corpus at {args.corpus} (this bench reads the shared "
+              "corpus, not the repository)")
+        return
+    questions = [json.loads(line) for line in qfile.read_text("utf-8").splitlines() if line.strip()]
+    if args.only:
+        wanted = set(args.only.split(","))
+        questions = [q for q in questions if q["id"] in wanted]
+
+    def log(text: str) -> None:
+        if not args.quiet:
+            print(text, file=sys.stderr, flush=True)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = args.home or Path(tmp)
+        cli = Cli(root / "home", args.processes)
+        started = time.perf_counter()
+        if args.reuse:
+            owners = json.loads((root / "owners.json").read_text("utf-8"))
+        else:
+            if args.home and root.exists():
+                shutil.rmtree(root)
+            log("building the home through the CLI ...")
+            owners = build_home(args.corpus, root, cli)
+        built = time.perf_counter() - started
+        shards = json.loads((root / "home" / "shards" / "index.json").read_text("utf-8"))["meta"]
+        log(f"asking {len(questions)} questions ...")
+        runs = run_questions(cli, questions, owners, not args.no_ask, log)
+        asked = time.perf_counter() - started - built
+    if not args.no_baseline:
+        log("the plain bm25s baseline ...")
+        runs["bm25s baseline"] = baseline_ranks(args.eval, questions)
+    text, report = table(questions, runs)
+    analyzer = shards.get("analyzer", {})
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(f"home: {shards.get('chunks')} chunks in {len(shards.get('shards', {}))} shards; analyzer "
+          f"{analyzer.get('name', '')} {analyzer.get('version')}; build {built:.1f} s, "
+          f"questions {asked:.1f} s")
+    print("cells: hit@1 / hit@5 / hit@10 / MRR@10\n")
+    print(text)
+    if args.json:
+        per_question = [{"id": q["id"], "kind": q["kind"], "difficulty": q["difficulty"],
+                         **{label: ranks[i] for label, ranks in runs.items()}}
+                        for i, q in enumerate(questions)]
+        args.json.write_text(json.dumps({"measures": report, "questions": per_question}, indent=1), "utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""Query-biased snippets, and words matched as written: quoted phrases and ``--exact``."""
+
+from __future__ import annotations
+
+import pytest
+
+from episteme_core.index.snippets import best_window
+from episteme_core.query import parse_term, snippet_window
+from episteme_core.testing import invoke, validate
+
+from .conftest import make_document, ok
+
+OPENING = ("This section describes the general processing model in some detail, step by step, "
+           "without saying anything in particular about any one directive. ") * 12
+
+
+def test_snippet_is_the_window_that_best_matches_not_the_start(build) -> None:  # type: ignore[no-untyped-def]
+    answer = "Modifications to the content attribute of a meta element after parsing will be ignored."
+    text = OPENING + answer + " " + OPENING
+    root = build([make_document("https://e.org/csp", [("Meta", [text])])], "--max-chars", "6000")
+    data = ok("--home", str(root), "query", "--term", "meta content attribute modifications",
+              "--max-chars", "300")
+    result = data["results"][0]
+    assert answer in result["snippet"] and len(result["snippet"]) <= 300
+    assert result["snippetStart"] > 0
+    assert text[result["snippetStart"]:result["snippetEnd"]] == result["snippet"]
+    # the window opens at the start of a sentence, not in the middle of a word
+    assert result["snippet"].startswith(("This", "Modifications"))
+    quote, position = result["citation"]["selector"]
+    assert quote["exact"] in result["snippet"] and position["end"] - position["start"] == len(quote["exact"])
+    validate(data, "query-result")
+
+
+def test_rare_terms_steer_the_window() -> None:
+    text = ("common words here " * 30) + "zebra " + ("common words here " * 30)
+    start, end = best_window(text, {"common": 0.1, "zebra": 5.0}, 100)
+    assert "zebra" in text[start:end] and end - start <= 100
+
+
+def test_windows_are_bounded_and_verbatim() -> None:
+    text = "word " * 1000
+    for max_chars in (80, 81, 1200):
+        start, end = snippet_window(text, ["word"], max_chars)
+        assert 0 < end - start <= max_chars and text[start:end].strip()
+    assert snippet_window("short text", ["x"], 80) == (0, 10)
+    assert snippet_window("nothing matches " * 20, ["zzz"], 80)[0] == 0
+
+
+def test_quotes_are_parsed() -> None:
+    assert parse_term('a "must not" b') == ("a  must not  b", ["must not"])
+    assert parse_term('"open') == (" open", ["open"])
+    assert parse_term("plain") == ("plain", [])
+
+
+@pytest.fixture
+def phrases(build):  # type: ignore[no-untyped-def]
+    return build([make_document("https://e.org/rfc", [
+        ("One", ["The client must not retry the request."]),
+        ("Two", ["Not every client must retry."]),
+        ("Three", ["The server is running and runs well."]),
+        ("Four", ["A server may run a job."]),
+        ("Five", ["Use the frame-ancestors directive."]),
+    ])])
+
+
+def test_a_quoted_phrase_matches_as_written(phrases) -> None:  # type: ignore[no-untyped-def]
+    stemmed = ok("--home", str(phrases), "query", "--term", "must not")
+    assert stemmed["total"] == 2 and stemmed["phrases"] == []
+    quoted = ok("--home", str(phrases), "query", "--term", '"must not"')
+    assert quoted["total"] == 1 and quoted["totalExact"] is True and quoted["phrases"] == ["must not"]
+    assert "must not retry" in quoted["results"][0]["snippet"]
+    assert ok("--home", str(phrases), "query", "--term", '"MUST NOT"')["total"] == 1  # case still folds
+    assert ok("--home", str(phrases), "query", "--term", '"frame ancestors"')["total"] == 1
+    none = ok("--home", str(phrases), "query", "--term", '"not must"')
+    assert none["total"] == 0 and "quoted phrases" in none["reason"]
+    validate(quoted, "query-result")
+
+
+def test_exact_matches_words_as_written(phrases) -> None:  # type: ignore[no-untyped-def]
+    assert ok("--home", str(phrases), "query", "--term", "running")["total"] == 2  # stems meet: run
+    exact = ok("--home", str(phrases), "query", "--term", "running", "--exact")
+    assert exact["total"] == 1 and exact["exact"] is True and "running" in exact["results"][0]["snippet"]
+    assert ok("--home", str(phrases), "query", "--term", "server running", "--exact")["total"] == 1
+    assert ok("--home", str(phrases), "query", "--term", "run", "--exact")["total"] == 1
+
+
+def test_identifiers_are_found_whole_and_by_parts(phrases) -> None:  # type: ignore[no-untyped-def]
+    for term in ("frame-ancestors", "frameAncestors", "frame_ancestors", "ancestors"):
+        data = ok("--home", str(phrases), "query", "--term", term)
+        assert data["total"] >= 1 and "frame-ancestors" in data["results"][0]["snippet"], term
+
+
+def test_checking_is_bounded(phrases, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    import episteme_core.query as query_module
+
+    monkeypatch.setattr(query_module, "MAX_CHECKED", 1)
+    data = invoke("--home", str(phrases), "query", "--term", '"client"', "--json").envelope["data"]
+    assert data["totalExact"] is False and data["total"] == 1  # a lower bound: one of two was checked
+    text = invoke("--home", str(phrases), "query", "--term", '"client"').stdout
+    assert text.startswith("at least 1 result(s)")
