@@ -17,14 +17,11 @@ import attrs
 
 from episteme_core.ask.answer import AnswerParagraph, Named, Omitted, assemble, parse_time
 from episteme_core.ask.candidates import (
-    MARKED_KINDS,
     CandidatePassage,
     Shard,
     candidates_of,
     coverage_function,
     idf_over,
-    is_marked,
-    stored_paragraph,
 )
 from episteme_core.ask.reader import Candidate, Reader, ReaderSpec, ReadRequest
 from episteme_core.defaults import DEFAULT_BUDGET as DEFAULT_BUDGET  # defined once, for the CLI too

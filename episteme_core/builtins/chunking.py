@@ -115,9 +115,9 @@ class LazyChunker:
 
 @hookimpl
 def episteme_chunkers(register: Register) -> None:
-    register(LazyChunker("window", "2", "bounded, overlapping windows over each section's blocks",
+    register(LazyChunker("window", "3", "bounded, overlapping windows over each section's blocks",
                          "episteme_core.chunking.window:WindowChunker"))
-    register(LazyChunker("paragraph", "2", "one chunk per paragraph of a personal record, keeping its "
+    register(LazyChunker("paragraph", "3", "one chunk per paragraph of a personal record, keeping its "
                          "time and number", "episteme_core.chunking.paragraph:ParagraphChunker"))
 
 

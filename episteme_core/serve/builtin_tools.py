@@ -64,6 +64,8 @@ def _query_schema() -> dict[str, Any]:
         "offset": _integer("results to skip", default=0, low=0, high=q.MAX_OFFSET),
         "maxChars": _integer("longest snippet", default=q.DEFAULT_MAX_CHARS, low=q.MIN_MAX_CHARS,
                              high=q.MAX_MAX_CHARS),
+        "exact": {"type": "boolean", "default": False,
+                  "description": "match every word as written (no stemming); quoted phrases always are"},
     }, required=("term",))
 
 
@@ -82,7 +84,7 @@ def run_query(arguments: dict[str, Any], call: ToolCall) -> dict[str, Any]:
     )
     result = query(call.home, term, filters=filters, limit=arguments.get("limit", 10),
                    offset=arguments.get("offset", 0), max_chars=arguments.get("maxChars", 1200),
-                   shard_set=call.shard_set())
+                   exact=bool(arguments.get("exact", False)), shard_set=call.shard_set())
     data: dict[str, Any] = unstructure(result)
     return data
 

@@ -39,7 +39,7 @@ def test_a_tie_is_a_warning_naming_both_and_the_first_registered_is_used(plugin_
     [tie] = _ties(result)
     assert tie["components"] == ["window", "rival"] and tie["kind"] == "chunker"
     assert "'window'" in tie["message"] and "'rival'" in tie["message"]
-    assert {c.chunker for c in read_chunks(home)} == {"window/2", "paragraph/2"}
+    assert {c.chunker for c in read_chunks(home)} == {"window/3", "paragraph/3"}
 
 
 def test_chunker_option_chooses_by_name_where_it_accepts(plugin_site, home: Path) -> None:
@@ -50,7 +50,7 @@ def test_chunker_option_chooses_by_name_where_it_accepts(plugin_site, home: Path
     assert chosen.envelope["data"]["chunked"] == 1 and chosen.envelope["data"]["reused"] == 1
     assert _ties(chosen) == []
     by_source = {c.source: c.chunker for c in read_chunks(home)}
-    assert by_source == {"https://e.org/a": "rival/1", "book:shelf/novel": "paragraph/2"}
+    assert by_source == {"https://e.org/a": "rival/1", "book:shelf/novel": "paragraph/3"}
     unknown = invoke("--home", str(home), "--json", "chunk", "--chunker", "nope")
     assert unknown.exit_code == 2 and "rival" in unknown.envelope["error"]["message"]
 
@@ -64,7 +64,7 @@ def test_adding_a_chunker_rechunks_only_what_it_takes(plugin_site, home: Path) -
     again = _ok("--home", str(home), "--json", "chunk").envelope["data"]
     assert (again["chunked"], again["reused"]) == (0, 2)
     meta = json.loads((home / "chunks" / "index.json").read_bytes())["meta"]
-    assert meta["chunkedBy"] == {"book:shelf/novel": "paragraph/2", "https://e.org/a": "window/2"}
+    assert meta["chunkedBy"] == {"book:shelf/novel": "paragraph/3", "https://e.org/a": "window/3"}
     assert index_before != (home / "chunks" / "index.json").read_bytes()  # the choices it had changed
     store_snapshot(home, "https://sample.example/s", b"# S\none line\n", content_type="text/x-sample")
     _ok("--home", str(home), "extract")

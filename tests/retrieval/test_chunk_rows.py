@@ -97,8 +97,8 @@ def test_cuts_build_the_same_chunks_as_the_window_rule() -> None:
         texts = [b["text"] for b in section["blocks"]]
         cuts.append(Cut(section=s, blocks=tuple(range(len(texts))), start=0,
                         end=len("\n\n".join(texts))))
-    assert cut_rows(data, cuts, "window/2") == window
-    assert [c.to_json() for c in build_chunks(document, cuts, chunker="window/2")] == [
+    assert cut_rows(data, cuts, "window/3") == window
+    assert [c.to_json() for c in build_chunks(document, cuts, chunker="window/3")] == [
         json.loads(row) for row in window]
 
 

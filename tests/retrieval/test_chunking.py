@@ -81,7 +81,7 @@ def test_records_chunk_by_paragraph_keeping_time_and_number(tmp_path: Path) -> N
     ok("--home", str(root), "chunk", "--max-chars", "300", "--overlap-chars", "50")
     chunks = read_chunks(Home(root))
     assert chunks[0].paragraph == 1 and chunks[0].record_id == "book:c/b"
-    assert chunks[0].time == "2026-01-01T00:00:00Z" and chunks[0].chunker == "paragraph/2"
+    assert chunks[0].time == "2026-01-01T00:00:00Z" and chunks[0].chunker == "paragraph/3"
     rest = chunks[1:]
     assert len(rest) > 1 and {c.paragraph for c in rest} == {2}
     assert [c.part.index for c in rest] == list(range(1, len(rest) + 1))

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from episteme_llama.reader import LlamaReader, open_reader
-from episteme_llama.testing import build_tiny_gguf
 
 from episteme_core.api import Candidate, ReaderSpec, ReadRequest
+from episteme_llama.reader import LlamaReader, open_reader
+from episteme_llama.testing import build_tiny_gguf
 
 
 @pytest.fixture(autouse=True)

@@ -7,11 +7,11 @@ import json
 from typing import Any
 
 import pytest
-from episteme_llama.chat_request import NotAReaderPrompt, read_request, split_paragraphs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from episteme_core.api import reader_messages, reader_response_format
+from episteme_llama.chat_request import NotAReaderPrompt, read_request, split_paragraphs
 
 from .conftest import read_request as make_request
 

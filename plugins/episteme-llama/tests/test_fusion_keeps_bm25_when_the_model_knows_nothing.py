@@ -6,11 +6,11 @@ is overtaken only by a model lead larger than its BM25 shortfall, and more relev
 
 from __future__ import annotations
 
-from episteme_llama.fusion import fuse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from episteme_core.api import Bm25Reader, Candidate, ReaderSpec, ReadRequest
+from episteme_llama.fusion import fuse
 
 scores = st.floats(0.0, 50.0, allow_nan=False)
 coverages = st.floats(0.0, 1.0, allow_nan=False)

@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from episteme_llama.engine import Model
 from episteme_llama.grammar import ids_grammar, literal, max_reply_tokens
 from episteme_llama.testing import grammar_accepts
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 
 @pytest.fixture(scope="module")

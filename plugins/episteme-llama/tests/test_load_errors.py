@@ -8,13 +8,13 @@ import struct
 from pathlib import Path
 
 import pytest
-from episteme_llama.gguf_header import GgufError, read_header
-from episteme_llama.reader import open_reader
-from episteme_llama.testing import build_tiny_gguf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from episteme_core.api import EpistemeError, ReaderSpec
+from episteme_llama.gguf_header import GgufError, read_header
+from episteme_llama.reader import open_reader
+from episteme_llama.testing import build_tiny_gguf
 
 
 def opening(model: str | Path, **options: object) -> EpistemeError:

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from episteme_llama.reader import LlamaReader, open_reader
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from episteme_core.api import EpistemeError, ReadError, ReaderSpec, ReadRequest
+from episteme_llama.reader import LlamaReader, open_reader
 
 from .conftest import WORDS, read_request
 

@@ -15,8 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from episteme_llama.reader import LlamaReader
-from episteme_llama.server import ReaderServer, ServeSettings
 
 from episteme_core.api import (
     HttpReader,
@@ -26,6 +24,8 @@ from episteme_core.api import (
     reader_messages,
     reader_response_format,
 )
+from episteme_llama.reader import LlamaReader
+from episteme_llama.server import ReaderServer, ServeSettings
 
 from .conftest import WORDS, read_request
 
@@ -273,10 +273,9 @@ def test_reader_serve_cli_with_a_token_file_on_a_public_address(tiny_model: Path
 def test_a_port_in_use_is_resource_busy(tiny_model: Path) -> None:
     import socket
 
+    from episteme_core.api import EpistemeError
     from episteme_llama.options import parse_options
     from episteme_llama.service import serve as serve_forever
-
-    from episteme_core.api import EpistemeError
 
     taken = socket.socket()
     taken.bind(("127.0.0.1", 0))

@@ -7,10 +7,10 @@ from __future__ import annotations
 import time
 
 import pytest
-from episteme_llama.reader import open_reader
-from episteme_llama.testing import smollm2_path
 
 from episteme_core.api import ReaderSpec
+from episteme_llama.reader import open_reader
+from episteme_llama.testing import smollm2_path
 
 from .conftest import read_request
 

@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-from episteme_llama.token_file import MAX_BYTES, MIN_CHARS, authorized, is_loopback, read_token
 
 from episteme_core.api import EpistemeError
+from episteme_llama.token_file import MAX_BYTES, MIN_CHARS, authorized, is_loopback, read_token
 
 TOKEN = "s3cr3t-t0ken-for-the-reader-42"
 
