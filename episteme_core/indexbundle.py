@@ -18,22 +18,22 @@ against the hash chain rooted in ``index.json``); the artifact JSON and stdin ar
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import io
-import mmap
 import os
-import tarfile
 from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 import attrs
 
+from episteme_core.defaults import DEFAULT_MAX_INDEX_BYTES as DEFAULT_MAX_INDEX_BYTES
+from episteme_core.defaults import MAX_INDEX_BYTES as MAX_INDEX_BYTES
 from episteme_core.errors import EpistemeError
-from episteme_core.inputs import GIB, MIB
+from episteme_core.inputs import MIB
 
 if TYPE_CHECKING:
+    import tarfile
+
     from episteme_core.records import StageEntry, StageIndex
     from episteme_core.store.home import Home
 
@@ -41,8 +41,6 @@ MEDIA_TYPE = "application/x-tar"
 ARTIFACT_TYPE = "search-index"
 INDEX_MEMBER = "index.json"
 HOME_LOCAL = ("logPosition", "logBytes", "nextShard")  # meta keys that mean something only in a home
-DEFAULT_MAX_INDEX_BYTES = 128 * MIB  # indexes are larger than manifests (64 MiB); ~40k chunks as JSON
-MAX_INDEX_BYTES = 16 * GIB
 MAX_INDEX_JSON_BYTES = 1024 * MIB  # the commit (index.json) inside a bundle
 
 
@@ -67,6 +65,8 @@ def bundle_index(index: StageIndex) -> StageIndex:
 
 
 def _member(name: str, size: int) -> tarfile.TarInfo:
+    import tarfile
+
     info = tarfile.TarInfo(name)
     info.size = size
     info.mtime = 0
@@ -81,6 +81,8 @@ def write_bundle(home: Home, out: IO[bytes]) -> dict[str, Any]:
     """Write the home's committed shards as a bundle to ``out``; a summary of what it holds.
 
     Call it where the commit cannot change (under the writer lock, right after building)."""
+    import tarfile
+
     from episteme_core.canonical import canonical_bytes
     from episteme_core.convert import unstructure
     from episteme_core.shardstage import STAGE, indexer_of, stale
@@ -104,6 +106,8 @@ def write_bundle(home: Home, out: IO[bytes]) -> dict[str, Any]:
 
 def artifact(data: bytes, summary: Mapping[str, Any]) -> dict[str, Any]:
     """The ``data.artifact`` of ``index --out -``: the bundle as base64 with what identifies it."""
+    import base64
+
     return {
         "artifactType": ARTIFACT_TYPE,
         "indexer": summary["indexer"],
@@ -144,6 +148,8 @@ class IndexBundle:
 
 def _parse_tar(buffer: Any, stream: IO[bytes], label: str) -> IndexBundle:
     """The bundle in ``buffer`` (whose bytes ``stream`` reads): members listed from their headers."""
+    import tarfile
+
     from episteme_core.canonical import loads_strict
     from episteme_core.convert import structure
     from episteme_core.records import StageIndex
@@ -184,6 +190,8 @@ def _unwrap(held: list[bytes], label: str) -> bytes:
 
     Takes the JSON bytes out of ``held`` so that each copy is dropped as soon as the next is made:
     at most about twice the input is in memory at once."""
+    import binascii
+
     from episteme_core.canonical import loads_strict
 
     text = _text(held.pop(), label)
@@ -212,6 +220,8 @@ def _looks_like_json(head: bytes) -> bool:
 def read_bundle(source: str, max_bytes: int) -> IndexBundle:
     """The bundle in file ``source`` or stdin (``-``), tar or artifact JSON, of at most ``max_bytes``
     (``LIMIT_EXCEEDED`` past it). A tar file is memory-mapped; the rest is read into memory."""
+    import mmap
+
     from episteme_core.inputs import open_regular, read_input
 
     if source == "-":

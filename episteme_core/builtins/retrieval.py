@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 def _configure_query(parser: argparse.ArgumentParser) -> None:
     from episteme_core.builtins.indexing import add_indexer_option
     from episteme_core.cli.parser import add_int_option
-    from episteme_core.indexbundle import DEFAULT_MAX_INDEX_BYTES, MAX_INDEX_BYTES
+    from episteme_core.defaults import DEFAULT_MAX_INDEX_BYTES, MAX_INDEX_BYTES
 
     parser.add_argument("--term", metavar="TEXT",
                         help='the words to look for (required); a "quoted phrase" must appear as written')
