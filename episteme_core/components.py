@@ -130,8 +130,10 @@ class SearchableShard(Protocol):
 
     name: str
     source: str
-    languages: Sequence[str]
     units: int
+
+    @property
+    def languages(self) -> Sequence[str]: ...
 
     def document_frequency(self, term: str) -> int: ...
 
@@ -157,10 +159,12 @@ class SearchableShards(Protocol):
     indexer); ``in_flight`` names the writer at work when the shards were opened behind the chunks.
     """
 
-    shards: Sequence[Any]  # SearchableShard
     meta: dict[str, Any]
     indexer: str
     in_flight: dict[str, Any] | None
+
+    @property
+    def shards(self) -> Sequence[Any]: ...  # SearchableShard
 
     @property
     def sources(self) -> list[str]: ...

@@ -13,7 +13,7 @@ its size and sha256, the indexer, the commit's fingerprint and counts (``schema/
 **Reading** (``--index FILE|-``, bounded by ``--max-input-bytes``): a file or stdin holding the tar or
 the artifact JSON. A tar file is memory-mapped (a query reads only the blocks it needs, each checked
 against the hash chain rooted in ``index.json``); the artifact JSON and stdin are read into memory
-(about twice their size while the base64 is decoded).
+(about three times their size at the peak, while the JSON is parsed and its base64 decoded).
 """
 
 from __future__ import annotations
@@ -189,7 +189,8 @@ def _unwrap(held: list[bytes], label: str) -> bytes:
     """The bundle bytes the artifact JSON ``held[0]`` carries, checked against its size and sha256.
 
     Takes the JSON bytes out of ``held`` so that each copy is dropped as soon as the next is made:
-    at most about twice the input is in memory at once."""
+    the text and the parsed base64 string are what is held at once (the parser's string builder
+    briefly doubles the latter), about three times the input at the peak."""
     import binascii
 
     from episteme_core.canonical import loads_strict
@@ -241,7 +242,7 @@ def read_bundle(source: str, max_bytes: int) -> IndexBundle:
                                 hint="raise --max-input-bytes if this input is expected")
         if _looks_like_json(handle.read(64)):
             handle.seek(0)
-            raw = handle.read(max_bytes + 1)
+            raw = handle.read(min(size, max_bytes) + 1)
             if len(raw) > max_bytes:  # it grew since it was measured
                 raise EpistemeError("LIMIT_EXCEEDED", f"{label} is larger than {max_bytes} bytes",
                                     details={"source": label, "maxBytes": max_bytes},

@@ -30,6 +30,7 @@ from episteme_core.errors import EpistemeError
 from episteme_core.search import ShardSet
 
 if TYPE_CHECKING:
+    from episteme_core.components import SearchableShard
     from episteme_core.indexbundle import IndexBundle
     from episteme_core.records import StageEntry, StageIndex
     from episteme_core.store.home import Home
@@ -91,7 +92,7 @@ class StoredShard:
         return raw
 
 
-Opener = Callable[[StoredShard], Any]  # -> a components.SearchableShard
+Opener = Callable[[StoredShard], "SearchableShard"]
 Check = Callable[[Mapping[str, Any]], None]
 
 

@@ -11,8 +11,8 @@ from episteme_core.hookspecs import Register, hookimpl
 
 if TYPE_CHECKING:
     from episteme_core.cli.context import Context
+    from episteme_core.components import Indexer, SearchableShards
     from episteme_core.context import RunContext
-    from episteme_core.index.shards import Bm25ShardSet
     from episteme_core.indexbundle import IndexBundle
     from episteme_core.store.home import Home
 
@@ -31,12 +31,12 @@ class Bm25Indexer:
 
         return index_home(ctx.home, reshard=reshard, progress=progress)
 
-    def open(self, home: Home) -> Bm25ShardSet:
+    def open(self, home: Home) -> SearchableShards:
         from episteme_core.index.shards import open_shards
 
         return open_shards(home)
 
-    def open_artifact(self, bundle: IndexBundle) -> Bm25ShardSet:
+    def open_artifact(self, bundle: IndexBundle) -> SearchableShards:
         from episteme_core.index.shards import open_bundle_shards
 
         return open_bundle_shards(bundle)
@@ -95,7 +95,8 @@ def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
 
 @hookimpl
 def episteme_indexers(register: Register) -> None:
-    register(Bm25Indexer())
+    bm25: Indexer = Bm25Indexer()  # typed: it keeps the Protocol (open, build), checked by mypy
+    register(bm25)
 
 
 @hookimpl
