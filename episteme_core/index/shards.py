@@ -1,4 +1,5 @@
-"""Reading shards: open the committed set, refuse it when stale, and rank chunks by BM25.
+"""The bm25 indexer's shards: open the committed set (through ``shardstage``, from a home or an index
+bundle), refuse another analyzer's, and rank chunks by BM25.
 
 Scoring adds each query term's precomputed BM25 contributions (CSC postings of bm25s's lucene
 scores) in float64, terms in sorted order, so every path gives the same scores to the bit. Small
