@@ -162,3 +162,12 @@ def test_a_bad_index_file_is_refused_by_name(indexed: Path, tmp_path: Path) -> N
     assert unknown.exit_code == 3 and "unknown indexer 'nope'" in unknown.envelope["error"]["message"]
     needs_json = invoke("--home", str(indexed), "index", "--out", "-")
     assert needs_json.exit_code == 2 and "--json" in needs_json.stderr
+
+
+def test_index_dir_is_still_a_shards_stage_elsewhere(indexed: Path, tmp_path: Path) -> None:
+    """``--index DIR`` (a directory) relocates the shards stage; only a file or ``-`` is an index file."""
+    elsewhere = tmp_path / "elsewhere-shards"
+    ok("--home", str(indexed), "index", "--index", str(elsewhere), "--reshard")
+    assert (elsewhere / "index.json").is_file()
+    expected = _query("--home", str(indexed), "query", "--term", "request")
+    assert _query("--home", str(indexed), "query", "--term", "request", "--index", str(elsewhere)) == expected
