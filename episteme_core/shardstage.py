@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from episteme_core.indexbundle import IndexBundle
     from episteme_core.records import StageEntry, StageIndex
     from episteme_core.store.home import Home
+    from episteme_core.store.stage import Stage
 
 STAGE = "shards"
 STALE_HINT = "run episteme index"
@@ -228,7 +229,7 @@ def open_committed(home: Home, indexer: str, opener: Opener, *, check: Check | N
     raise error
 
 
-def _open_once(home: Home, stage: Any, indexer: str, opener: Opener, check: Check | None, fresh: bool,
+def _open_once(home: Home, stage: Stage, indexer: str, opener: Opener, check: Check | None, fresh: bool,
                set_type: type[S]) -> S:
     index = stage.read_index()
     if index is None:

@@ -22,6 +22,8 @@ from episteme_core.context import RunContext
 from episteme_core.errors import EpistemeError
 from episteme_core.plugins import load_plugins
 from episteme_core.query import query
+from episteme_core.serve.builtin_tools import builtin_tools
+from episteme_core.serve.calls import Caller
 from episteme_core.serve.shardcache import ShardCache
 from episteme_core.store.home import Home
 from episteme_core.testing import invoke
@@ -74,6 +76,12 @@ def test_readers_answer_the_last_commit_while_a_writer_is_at_work(tmp_path: Path
         assert asked.paragraphs == asked_before.paragraphs and [n["code"] for n in seen] == ["INDEX_UPDATING"]
         served = cache.get()
         assert served.in_flight is not None and query(home, "fetch header", shard_set=served) == before
+        caller = Caller(builtin_tools(), home, load_plugins(), cache.get)  # the MCP tools' path
+        calls = (("query", {"term": "fetch header"}), ("ask", {"question": "a fetch in a book"}))
+        for tool, arguments in calls:
+            reply = caller.call(tool, arguments)
+            assert reply.ok and [w["code"] for w in reply.warnings] == ["INDEX_UPDATING"], reply.text
+        assert reply.data is not None and len(reply.data["paragraphs"]) == len(asked_before.paragraphs)
         cli = invoke("--home", str(home.root), "--json", "query", "--term", "fetch header")
         assert cli.exit_code == 0 and [w["code"] for w in cli.envelope["warnings"]] == ["INDEX_UPDATING"]
     # The writer left without indexing: the shards are stale now, for every reader.
