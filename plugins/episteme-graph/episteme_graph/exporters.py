@@ -140,7 +140,7 @@ def render_file(
     from episteme_graph.validate import validate_value
 
     graph = load_object(graph_file, max_bytes=max_bytes)
-    validation = validate_value(graph.value, graph.name)
+    validation = validate_value(graph.value, graph.name, keys=graph.keys)
     if validation.errors and warn is not None:
         warn(
             "GRAPH_INVALID",

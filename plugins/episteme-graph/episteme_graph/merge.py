@@ -48,9 +48,26 @@ class MergeConflict(Exception):
         self.path = path
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def canonical(value: Any) -> str:
-    """Canonical JSON text (sorted keys, no spaces, UTF-8): the kernel's form, without its newline."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    """Canonical JSON text (sorted keys, no spaces, UTF-8): the kernel's form, without its newline.
+    One encoder serves every call (``json.dumps`` with options builds a new one each time)."""
+    return _CANONICAL.encode(value)
+
+
+def same_json(left: Any, right: Any) -> bool:
+    """Equal as JSON: Python's ``==`` plus the types it blurs (``1 == 1.0 == True``). The same object
+    is equal without a look; two ``repr``s that agree settle it without encoding; only values whose
+    reprs differ (keys in another order) are compared as canonical JSON."""
+    if left is right:
+        return True
+    if type(left) is not type(right) or left != right:
+        return False
+    if not isinstance(left, dict | list):
+        return True
+    return repr(left) == repr(right) or canonical(left) == canonical(right)
 
 
 def value_key(value: Any) -> Any:
@@ -78,11 +95,7 @@ def empty(value: Any) -> bool:
 
 def merge_value(left: Any, right: Any, path: str) -> Any:
     """Equal keeps; empty takes the other; lists union stably; objects merge by key; else a conflict."""
-    if (
-        type(left) is type(right)
-        and left == right
-        and (not isinstance(left, dict | list) or canonical(left) == canonical(right))
-    ):
+    if same_json(left, right):
         return left
     if empty(left):
         return right

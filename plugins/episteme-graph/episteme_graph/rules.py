@@ -15,6 +15,7 @@ from typing import Any
 
 from episteme_graph import dates, urls
 from episteme_graph.findings import Collector
+from episteme_graph.load import object_keys
 from episteme_graph.paths import join
 from episteme_graph.schema import schema
 
@@ -198,9 +199,10 @@ def private_key(key: str) -> bool:
 class Checker:
     """Runs every rule over one graph into a ``Collector``."""
 
-    def __init__(self, graph: dict[str, Any], out: Collector) -> None:
+    def __init__(self, graph: dict[str, Any], out: Collector, keys: frozenset[str] | None = None) -> None:
         self.graph = graph
         self.out = out
+        self.keys = keys
         metadata = graph.get("metadata")
         self.metadata: dict[str, Any] = metadata if isinstance(metadata, dict) else {}
         self.sources = [s for _, s in self._source_items()]
@@ -246,18 +248,9 @@ class Checker:
     # -- document-wide -------------------------------------------------------------------------
 
     def private_keys(self) -> None:
-        """Every key of the document, extension objects included. The distinct keys are gathered
-        first (cheap); paths are looked for only when one of them is private."""
-        keys: set[str] = set()
-        stack: list[Any] = [self.graph]
-        containers = (dict, list)
-        while stack:
-            value = stack.pop()
-            if type(value) is dict:
-                keys.update(value)
-                stack.extend(v for v in value.values() if type(v) in containers)
-            else:
-                stack.extend(v for v in value if type(v) in containers)
+        """Every key of the document, extension objects included. The distinct keys (gathered by the
+        reader, or here) are looked at first; paths are looked for only when one of them is private."""
+        keys = self.keys if self.keys is not None else object_keys(self.graph)
         if not any(private_key(key) for key in keys):
             return
         walk_stack: list[tuple[Any, Any]] = [(None, self.graph)]  # (linked path, value)
@@ -615,7 +608,8 @@ class Checker:
 KNOWN = known_keys()
 
 
-def check(graph: Any, out: Collector) -> None:
-    """Run every rule; a graph that is not an object has nothing to check (the schema says so)."""
+def check(graph: Any, out: Collector, keys: frozenset[str] | None = None) -> None:
+    """Run every rule; a graph that is not an object has nothing to check (the schema says so).
+    ``keys``: every object key of the document, when the reader gathered them already."""
     if isinstance(graph, dict):
-        Checker(graph, out).run()
+        Checker(graph, out, keys).run()
