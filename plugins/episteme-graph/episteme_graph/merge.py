@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from episteme_graph import jsontext
 from episteme_graph.rules import canonical_edge_id
 
 if TYPE_CHECKING:
@@ -48,13 +49,9 @@ class MergeConflict(Exception):
         self.path = path
 
 
-_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
 def canonical(value: Any) -> str:
-    """Canonical JSON text (sorted keys, no spaces, UTF-8): the kernel's form, without its newline.
-    One encoder serves every call (``json.dumps`` with options builds a new one each time)."""
-    return _CANONICAL.encode(value)
+    """Canonical JSON text (sorted keys, no spaces, UTF-8): the kernel's form, without its newline."""
+    return jsontext.canonical(value)
 
 
 def same_json(left: Any, right: Any) -> bool:

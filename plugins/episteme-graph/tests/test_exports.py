@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import cypher_store
 import pytest
 from cypher_store import Store
 from helpers import FIXTURES, fixture_graph, write_graph
@@ -163,11 +164,32 @@ def test_graph_text_stays_data_in_cypher() -> None:
     assert "DETACH DELETE" not in [line.split(" ")[0] for line in script.splitlines()]
 
 
-def test_cypher_is_sorted_with_the_constraint_first() -> None:
-    lines = cypher.render(fixture_graph("minimal"), {}).decode("utf-8").splitlines()
-    assert lines[2] == cypher.CONSTRAINT
-    merges = [line for line in lines if line.startswith("MERGE")]
-    assert merges == sorted(merges)
+def test_cypher_is_sorted_in_batches_with_the_constraint_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cypher, "BATCH", 3)
+    script = cypher.render(fixture_graph("contextual"), {}).decode("utf-8")
+    store = Store()
+    statements = store.statements(script)
+    assert statements[0] == cypher.CONSTRAINT[:-1]
+    entities: list[tuple[str, str]] = []
+    links: list[tuple[Any, ...]] = []
+    for statement in statements[1:]:
+        if match := cypher_store.NODES.match(statement):
+            assert not links, "every entity comes before the first link"
+            found = cypher_store.rows(match.group("rows"))
+            entities += [(row["kd_id"], match.group("label")) for row in found]
+        else:
+            match = cypher_store.LINKS.match(statement)
+            assert match
+            found = cypher_store.rows(match.group("rows"))
+            key = ("id",) if match.group("id") else ("a", "b")
+            links += [
+                (bool(match.group("props")), match.group("type"), *(row[k] for k in key)) for row in found
+            ]
+        assert 1 <= len(found) <= 3
+    assert entities == sorted(entities) and len({e[0] for e in entities}) == len(entities)
+    assert links == sorted(links) and any(link[0] for link in links)
+    store.run(script)
+    assert len(store.nodes) == len(entities) and len(store.rels) == len(links)
 
 
 # -- JSON Canvas 1.0 ------------------------------------------------------------------------
