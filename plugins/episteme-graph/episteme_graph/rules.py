@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from episteme_graph import dates, urls
@@ -137,24 +136,32 @@ def known_keys() -> dict[str, frozenset[str]]:
     return keys
 
 
-def walk(graph: dict[str, Any]) -> Iterator[tuple[str, Any, dict[str, Any]]]:
-    """Every object at a known place of the graph: (kind, linked path, object)."""
-    stack: list[tuple[str, Any, dict[str, Any]]] = [("root", None, graph)]
-    while stack:
-        kind, path, obj = stack.pop()
-        yield kind, path, obj
-        children: list[tuple[str, Any, dict[str, Any]]] = []
+def objects_by_kind(graph: dict[str, Any]) -> dict[str, list[tuple[Any, dict[str, Any]]]]:
+    """Every object at a known place of the graph, grouped by kind: kind -> [(linked path, object)].
+    Gathered one kind at a time (one comprehension per child key), so a rule runs over all objects
+    of its kind in one loop."""
+    found: dict[str, list[tuple[Any, dict[str, Any]]]] = {}
+    pending: list[tuple[str, list[tuple[Any, dict[str, Any]]]]] = [("root", [(None, graph)])]
+    while pending:
+        kind, objects = pending.pop()
+        found.setdefault(kind, []).extend(objects)
         for key, (child_kind, many) in CHILDREN.get(kind, {}).items():
-            value = obj.get(key)
-            if many and isinstance(value, list):
-                children.extend(
-                    (child_kind, ((path, key), i), item)
+            children: list[tuple[Any, dict[str, Any]]]
+            if many:
+                children = [
+                    (((path, key), i), item)
+                    for path, obj in objects
+                    if isinstance(value := obj.get(key), list)
                     for i, item in enumerate(value)
                     if isinstance(item, dict)
-                )
-            elif not many and isinstance(value, dict):
-                children.append((child_kind, (path, key), value))
-        stack.extend(reversed(children))
+                ]
+            else:
+                children = [
+                    ((path, key), value) for path, obj in objects if isinstance(value := obj.get(key), dict)
+                ]
+            if children:
+                pending.append((child_kind, children))
+    return found
 
 
 def _items(graph: dict[str, Any], key: str) -> list[tuple[Any, dict[str, Any]]]:
@@ -224,25 +231,30 @@ class Checker:
         self.unique_ids()
         self.spec_version()
         self.counts()
-        checks = {kind: getattr(self, f"check_{kind}", None) for kind in KNOWN}
-        evidence_kinds = EVIDENCE_KINDS
-        for kind, path, obj in walk(self.graph):
+        for kind, objects in objects_by_kind(self.graph).items():
             known = KNOWN[kind]
-            if not known.issuperset(obj):
-                self.unknown_keys(kind, path, obj)
-            if kind in evidence_kinds and "evidence" in obj:
-                self._resolve_all((path, "evidence"), obj["evidence"], "evidence", "evidence")
-            method = checks[kind]
+            for path, obj in objects:
+                if not known.issuperset(obj):
+                    self.unknown_keys(kind, path, obj)
+            if kind in EVIDENCE_KINDS:
+                for path, obj in objects:
+                    if "evidence" in obj:
+                        self._resolve_all((path, "evidence"), obj["evidence"], "evidence", "evidence")
+            method = getattr(self, f"check_{kind}", None)
             if method is not None:
-                method(path, obj)
+                for path, obj in objects:
+                    method(path, obj)
             if kind in DATE_FIELDS:
-                self.dates(kind, path, obj)
-            if kind in ORIGIN_KINDS and "explanation" in obj and "origin" not in obj:
-                self.out.warning(
-                    _P(path, "explanation"),
-                    "explanation-without-origin",
-                    "an explanation without an origin: say where the relationship comes from",
-                )
+                for path, obj in objects:
+                    self.dates(kind, path, obj)
+            if kind in ORIGIN_KINDS:
+                for path, obj in objects:
+                    if "explanation" in obj and "origin" not in obj:
+                        self.out.warning(
+                            _P(path, "explanation"),
+                            "explanation-without-origin",
+                            "an explanation without an origin: say where the relationship comes from",
+                        )
         self.membership()
 
     # -- document-wide -------------------------------------------------------------------------
