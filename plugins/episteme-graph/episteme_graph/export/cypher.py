@@ -182,10 +182,16 @@ def properties(item: dict[str, Any], kind: str, kd_id: str, original_id: str, ra
         kind_of = type(value)
         if kind_of is str:
             if key in SCALARS:
-                parts.append(_PREFIX[key] + quote(value))
+                if value.isprintable() and "'" not in value and "\\" not in value:
+                    parts.append(f"{key}: '{value}'")  # quote()'s common case, without the call
+                else:
+                    parts.append(_PREFIX[key] + quote(value))
         elif kind_of is list:
-            if key in LISTS and value and all(type(v) is str for v in value):
-                parts.append(_PREFIX[key] + "[" + ", ".join(map(quote, value)) + "]")
+            if key in LISTS and value:
+                try:  # a list of strings; anything else in it has no .isprintable: no property
+                    parts.append(_PREFIX[key] + "[" + ", ".join(map(quote, value)) + "]")
+                except AttributeError:
+                    pass
         elif key in SCALARS and (kind_of is bool or kind_of is int or kind_of is float):
             if kind_of is not float or math.isfinite(value):
                 parts.append(_PREFIX[key] + literal(value))
