@@ -154,6 +154,22 @@ def test_importing_the_cypher_twice_changes_nothing() -> None:
     assert relation["props"]["relationship_type"] == "enables"
 
 
+def test_cypher_ids_are_the_stable_ids_of_kind_and_identity() -> None:
+    from episteme_graph.export.common import stable_id
+
+    graph = fixture_graph("contextual")
+    store = Store()
+    store.run(cypher.render(graph, {}).decode("utf-8"))
+    for node in graph["nodes"]:
+        assert store.nodes[stable_id("concept", node["id"])]["props"]["original_id"] == node["id"]
+    for item in graph["evidence"]:
+        assert stable_id("evidence", item["id"]) in store.nodes
+    relations = {
+        r["props"]["edge_id"]: key for key, r in store.rels.items() if r["type"] == "KD_RELATIONSHIP"
+    }
+    assert relations and all(key == stable_id("rel-kd_relationship", edge) for edge, key in relations.items())
+
+
 def test_graph_text_stays_data_in_cypher() -> None:
     script = cypher.render(_hostile(fixture_graph("contextual")), {}).decode("utf-8")
     store = Store()

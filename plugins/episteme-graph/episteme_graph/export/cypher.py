@@ -7,7 +7,10 @@ strings are quoted and escaped, so graph text cannot inject Cypher.
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import math
+import operator
 import re
 from typing import Any
 
@@ -207,6 +210,14 @@ def _batches(rows: list[str], statement: str) -> list[str]:
     ]
 
 
+# What stable_id(kind, identity) hashes before the identity, the id's head (and the kind's label):
+# made once, so an id costs one sha256 (the same ids, a test holds).
+_ENTITY_ID_PARTS = {
+    kind: (f"{kind}\0".encode(), stable_id(kind, "")[:-24], label) for kind, label in LABELS.items()
+}
+_RELATIONSHIP_ID_PARTS = (b"rel-kd_relationship\0", stable_id("rel-kd_relationship", "")[:-24])
+
+
 class Script:
     """Rows gathered per label and relationship type, then written sorted in ``UNWIND`` batches:
     entities first (one statement per batch of one label), then links. An entity is merged by its
@@ -222,12 +233,13 @@ class Script:
         self.ids: set[str] = set()
 
     def entity(self, kind: str, identity: str, item: dict[str, Any], original_id: str) -> str:
-        kd_id = stable_id(kind, identity)
+        hashed, head, label = _ENTITY_ID_PARTS[kind]
+        kd_id = head + hashlib.sha256(hashed + identity.encode("utf-8", "surrogatepass")).hexdigest()[:24]
         if kd_id in self.ids:
             return kd_id
         self.ids.add(kd_id)
         row = properties(item, kind, kd_id, original_id, self.encoded.line_of(item))
-        self.entities.append((kd_id, LABELS[kind], row))
+        self.entities.append((kd_id, label, row))
         return kd_id
 
     def links(self, relationship: str) -> set[str]:
@@ -239,7 +251,8 @@ class Script:
     def relationship(self, source: str, target: str, identity: str, kind: str, label: str | None) -> None:
         """A ``KD_RELATIONSHIP`` between two concepts, with its own ``kd_id`` and its properties
         ``edge_id``, ``kd_id``, ``label`` (when the edge has one) and ``relationship_type``, sorted."""
-        kd_id = stable_id("rel-kd_relationship", identity)
+        hashed, head = _RELATIONSHIP_ID_PARTS
+        kd_id = head + hashlib.sha256(hashed + identity.encode("utf-8", "surrogatepass")).hexdigest()[:24]
         labelled = f", label: {quote(label)}" if label is not None else ""
         props = (
             f"{{edge_id: {quote(identity)}, kd_id: '{kd_id}'{labelled}, relationship_type: {quote(kind)}}}"
@@ -253,15 +266,9 @@ class Script:
             CONSTRAINT,
         ]
         self.entities.sort()
-        at = 0
-        while at < len(self.entities):
-            label = self.entities[at][1]
-            end = at
-            while end < len(self.entities) and self.entities[end][1] == label:
-                end += 1
-            rows = [row for _, _, row in self.entities[at:end]]
+        for label, group in itertools.groupby(self.entities, key=operator.itemgetter(1)):
+            rows = [row for _, _, row in group]
             lines += _batches(rows, f"MERGE (n:KDEntity {{kd_id: row.kd_id}}) SET n:{label} SET n += row")
-            at = end
         match = "MATCH (a:KDEntity {kd_id: row.a}), (b:KDEntity {kd_id: row.b})"
         for relationship in sorted(self.plain):
             rows = sorted(self.plain[relationship])
