@@ -16,7 +16,7 @@ from episteme_core.api import EpistemeError
 from episteme_graph import schema
 from episteme_graph.exporters import EXPORTERS
 from episteme_graph.load import load
-from episteme_graph.validate import validate_value
+from episteme_graph.validate import validate_loaded, validate_value
 
 JSON = st.recursive(
     st.none()
@@ -117,7 +117,9 @@ def test_mutated_graphs_validate_the_same_under_both_engines(graph: dict[str, An
     compiled = validate_value(graph, engine="compiled")
     assert compiled.findings == validate_value(graph, engine="jsonschema").findings
     data = json.dumps(graph, ensure_ascii=False).encode("utf-8")
-    assert validate_value(load(data).value).findings == compiled.findings
+    loaded = load(data)
+    assert validate_value(loaded.value).findings == compiled.findings
+    assert validate_loaded(loaded).findings == compiled.findings  # the keys the reader gathered
 
 
 SCALARS = (
