@@ -133,7 +133,11 @@ class Store:
     def merge_link(self, kd_id: str | None, kind: str, a: str, b: str, props: dict[str, Any] | None) -> None:
         """MERGE (a)-[r:kind {kd_id}]->(b), or without a kd_id: the one link of that type from a to b."""
         assert a in self.nodes and b in self.nodes, "MATCH found nothing"
-        key = kd_id if kd_id is not None else f"{kind} {a} {b}"
+        if kd_id is None:  # a pattern without properties matches any link of that type and ends
+            found = [k for k, r in self.rels.items() if (r["type"], r["from"], r["to"]) == (kind, a, b)]
+            key = found[0] if found else f"{kind} {a} {b}"
+        else:
+            key = kd_id
         start = {"kd_id": kd_id} if kd_id is not None else {}
         rel = self.rels.setdefault(key, {"type": kind, "from": a, "to": b, "props": start})
         assert (rel["type"], rel["from"], rel["to"]) == (kind, a, b)

@@ -154,6 +154,32 @@ def test_importing_the_cypher_twice_changes_nothing() -> None:
     assert relation["props"]["relationship_type"] == "enables"
 
 
+def test_the_batched_script_over_an_import_of_the_older_form_adds_nothing() -> None:
+    """The older form merged each plain link with a kd_id of its own; a plain link's MERGE here
+    matches such a link (same type and ends), so importing over it adds no link."""
+    from episteme_graph.export.common import stable_id
+
+    script = cypher.render(fixture_graph("contextual"), {}).decode("utf-8")
+    fresh = Store()
+    fresh.run(script)
+    plain = [r for r in fresh.rels.values() if "kd_id" not in r["props"]]
+    match = "MATCH (a:KDEntity {kd_id: row.a}), (b:KDEntity {kd_id: row.b})"
+    older = [
+        f"UNWIND [\n{{a: '{r['from']}', b: '{r['to']}', "
+        f"id: '{stable_id('rel-' + r['type'].lower(), r['from'] + chr(0) + r['to'])}'}}\n] AS row "
+        f"{match} MERGE (a)-[r:{r['type']} {{kd_id: row.id}}]->(b);"
+        for r in plain
+    ]
+    entities = [f"{s};" for s in fresh.statements(script) if cypher_store.NODES.match(s)]
+    store = Store()
+    store.run("\n".join([*entities, *older]))  # what the older form had imported
+    before = len(store.rels)
+    assert plain and before == len(plain)
+    store.run(script)
+    kd_relationships = len(fresh.rels) - len(plain)
+    assert len(store.rels) == before + kd_relationships  # the concept relationships had kd_ids then too
+
+
 def test_cypher_ids_are_the_stable_ids_of_kind_and_identity() -> None:
     from episteme_graph.export.common import stable_id
 
