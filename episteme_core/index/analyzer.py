@@ -148,6 +148,13 @@ def _stems(language: str) -> _Stems:
     return _Stems(language)
 
 
+def stem_words(found: list[str], language: str = DEFAULT_LANGUAGE) -> list[str]:
+    """``found`` (normalized words) stemmed in ``language``, one for one (cached per word)."""
+    if language == NO_STEMMING:
+        return list(found)
+    return _stems(language).all(found)
+
+
 def normalize(text: str) -> str:
     """NFKC, casefold and diacritic folding; ASCII takes a fast path with the same result."""
     if text.isascii():

@@ -3,8 +3,11 @@
 Scoring adds each query term's precomputed BM25 contributions (CSC postings of bm25s's lucene
 scores) in float64, terms in sorted order, so every path gives the same scores to the bit. Small
 queries are scored in plain Python over memory-mapped arrays (no numpy import: a cold ``episteme
-query`` stays fast); when the postings of all the shards a query reads exceed ``NUMPY_POSTINGS``,
-numpy ranks over the same map (scores, filters and the top k vectorised).
+query`` stays fast); when the postings of all the shards a query reads exceed ``NUMPY_POSTINGS`` (or
+``NUMPY_LOADED_POSTINGS`` once numpy is imported, as in a server), numpy ranks over the same map
+(scores, filters and the top k vectorised). A shard keeps the vocabulary lookups it made (a term's
+postings, the probes of the binary search), so a query looks each term up once and a server's
+queries share the top levels of the search.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import math
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -24,6 +28,8 @@ from episteme_core.store.home import Home
 
 STAGE = "shards"
 NUMPY_POSTINGS = 200_000
+NUMPY_LOADED_POSTINGS = 2_000  # the threshold once numpy is imported (a server, a second query)
+LOOKUPS_CACHED = 65_536  # vocabulary lookups a shard keeps (terms' postings, binary search probes)
 STALE_HINT = "run episteme index"
 
 
@@ -71,6 +77,13 @@ def bm25_idf(units: int, df: int) -> float:
     return math.log(1 + (units - df + 0.5) / (df + 0.5))
 
 
+def numpy_pays(postings: int) -> bool:
+    """Whether numpy should rank a query adding ``postings`` entries: when they are many, or more
+    than a few once numpy is imported (a server, a process that ranked before); its import alone
+    costs more than plain Python spends on small work. Both paths give the same results to the bit."""
+    return postings > (NUMPY_LOADED_POSTINGS if "numpy" in sys.modules else NUMPY_POSTINGS)
+
+
 def stale(message: str, **details: Any) -> EpistemeError:
     return EpistemeError("STALE_INDEX", message, details=details or None, hint=STALE_HINT)
 
@@ -100,6 +113,10 @@ class Shard:
         ) if self.deleted and self._runs else self.deleted
         self._terms = self.file.count("vocabOffsets") - 1
         self._postings_cache: tuple[tuple[str, ...], list[tuple[str, int, int]]] | None = None
+        # Lookups a query repeats (a term's postings for its idf, then for its scores) and that
+        # queries share (the top levels of every binary search over the vocabulary), bounded.
+        self._span_cache: dict[str, tuple[int, int] | None] = {}
+        self._probe_cache: dict[int, bytes] = {}
 
     @property
     def live_rows(self) -> int:
@@ -117,17 +134,35 @@ class Shard:
 
     def document_frequency(self, term: str) -> int:
         """How many scored units hold ``term`` (0 when the vocabulary lacks it)."""
-        tid = self.term_id(term)
-        if tid is None:
-            return 0
-        start, stop = self.file.slice("postingsStart", tid, tid + 2)
-        return int(stop) - int(start)
+        span = self.term_span(term)
+        return 0 if span is None else span[1] - span[0]
 
     # vocabulary -----------------------------------------------------------
 
+    def term_span(self, term: str) -> tuple[int, int] | None:
+        """``[start, stop)`` of ``term``'s postings, or None when the vocabulary lacks it (cached)."""
+        cache = self._span_cache
+        if term in cache:
+            return cache[term]
+        tid = self.term_id(term)
+        span = None
+        if tid is not None:
+            start, stop = self.file.slice("postingsStart", tid, tid + 2)
+            span = (int(start), int(stop))
+        if len(cache) >= LOOKUPS_CACHED:
+            cache.clear()
+        cache[term] = span
+        return span
+
     def _term(self, index: int) -> bytes:
-        lo, hi = self.file.slice("vocabOffsets", index, index + 2)
-        return self.file.raw("vocabBytes", lo, hi)
+        found = self._probe_cache.get(index)
+        if found is None:
+            lo, hi = self.file.slice("vocabOffsets", index, index + 2)
+            found = self.file.raw("vocabBytes", lo, hi)
+            if len(self._probe_cache) >= LOOKUPS_CACHED:
+                self._probe_cache.clear()
+            self._probe_cache[index] = found
+        return found
 
     def term_id(self, term: str) -> int | None:
         """The id of ``term`` in the sorted vocabulary (binary search over the map), or None."""
@@ -253,11 +288,9 @@ class Shard:
     def _spans(self, terms: Sequence[str]) -> list[tuple[str, int, int]]:
         spans: list[tuple[str, int, int]] = []
         for term in terms:
-            tid = self.term_id(term)
-            if tid is not None:
-                start, stop = self.file.slice("postingsStart", tid, tid + 2)
-                if stop > start:
-                    spans.append((term, int(start), int(stop)))
+            span = self.term_span(term)
+            if span is not None and span[1] > span[0]:
+                spans.append((term, span[0], span[1]))
         return spans
 
     def idf(self, term: str) -> float:
@@ -459,7 +492,7 @@ class ShardSet:
         searched = [shard for shard in self.shards if sources is None or shard.source in sources]
         # numpy (its import costs more than small work) once the postings of all shards are many
         postings = sum(stop - start for shard in searched for start, stop in shard.postings(terms))
-        vectorized = postings > NUMPY_POSTINGS
+        vectorized = numpy_pays(postings)
         idf = self.idf(terms, searched) if len(searched) > 1 else None
         for shard in searched:
             hits, count = shard.ranked(terms, k, filters, vectorized=vectorized, required=required, idf=idf)

@@ -3,6 +3,8 @@ deleted rows; and a query over many shards sizes the work once for all of them."
 
 from __future__ import annotations
 
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -73,10 +75,16 @@ def test_shard_set_chooses_numpy_from_all_postings(home: Path, monkeypatch: pyte
 
     monkeypatch.setattr(shards_module.Shard, "ranked", spy)
     postings = sum(b - a for s in shard_set.shards for a, b in s.postings(query_terms("whale sea")))
-    monkeypatch.setattr(shards_module, "NUMPY_POSTINGS", postings - 1)
+    # numpy is imported here (the test above used it): the lower threshold applies
+    assert "numpy" in sys.modules
+    monkeypatch.setattr(shards_module, "NUMPY_POSTINGS", postings)
+    monkeypatch.setattr(shards_module, "NUMPY_LOADED_POSTINGS", postings - 1)
     assert shard_set.search("whale sea", 5) == plain
     assert calls == [True] * len(shard_set.shards)
     calls.clear()
-    monkeypatch.setattr(shards_module, "NUMPY_POSTINGS", postings)
+    monkeypatch.setattr(shards_module, "NUMPY_LOADED_POSTINGS", postings)
     assert shard_set.search("whale sea", 5) == plain
     assert calls == [False] * len(shard_set.shards)
+    # without numpy imported, the higher threshold
+    monkeypatch.setattr(shards_module, "sys", types.SimpleNamespace(modules={}))
+    assert not shards_module.numpy_pays(postings) and shards_module.numpy_pays(postings + 1)
