@@ -88,3 +88,21 @@ def test_shard_set_chooses_numpy_from_all_postings(home: Path, monkeypatch: pyte
     # without numpy imported, the higher threshold
     monkeypatch.setattr(shards_module, "sys", types.SimpleNamespace(modules={}))
     assert not shards_module.numpy_pays(postings) and shards_module.numpy_pays(postings + 1)
+
+
+def test_vocabulary_lookups_are_cached_bounded_and_exact(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shard keeps its lookups (a term's postings, binary-search probes) up to LOOKUPS_CACHED each;
+    at the bound the cache starts again, and every answer equals a fresh shard's."""
+    fresh = open_shards(Home(home)).shards
+    monkeypatch.setattr(shards_module, "LOOKUPS_CACHED", 3)
+    cached = open_shards(Home(home)).shards
+    terms = ["whale", "sea", "ship", "p01", "absent", "a", "whale"]
+    for shard, check in zip(cached, fresh, strict=True):
+        for term in terms * 2:
+            assert shard.term_span(term) == check.term_span(term)
+            assert shard.document_frequency(term) == check.document_frequency(term)
+            assert len(shard._span_cache) <= 3 and len(shard._probe_cache) <= 3
+        assert shard.term_span("absent") is None and shard.document_frequency("absent") == 0
+    first = open_shards(Home(home))
+    assert first.search("whale sea", 5) == first.search("whale sea", 5) == open_shards(Home(home)).search(
+        "whale sea", 5)
