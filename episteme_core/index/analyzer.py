@@ -134,6 +134,9 @@ class _Stems:
 
     def all(self, words: list[str]) -> list[str]:
         cache = self.cache
+        found = list(map(cache.get, words))  # the usual case once warm: every word stemmed before
+        if None not in found:
+            return found  # type: ignore[return-value]
         missing = set(words).difference(cache)
         if missing:
             if len(cache) + len(missing) > MAX_CACHED_STEMS:

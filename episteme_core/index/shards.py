@@ -299,7 +299,7 @@ class Shard:
 
     def ranked(
         self, terms: Sequence[str], k: int, filters: Filters | None = None, *, vectorized: bool | None = None,
-        required: Sequence[str] = (), idf: Mapping[str, float] | None = None,
+        required: Sequence[str] = (), idf: Mapping[str, float] | None = None, floor: float | None = None,
     ) -> tuple[list[Hit], int]:
         """The best ``k`` hits for ``terms`` (analyzed, sorted) and how many units matched in all.
 
@@ -307,7 +307,9 @@ class Shard:
         shards) rescales each term's stored scores from this shard's idf to that one, so scores of
         different shards compare as if they were one index. ``vectorized`` chooses numpy over plain
         Python (same scores and order to the bit); by default numpy is used when the postings to add
-        exceed ``NUMPY_POSTINGS``.
+        exceed ``NUMPY_POSTINGS`` (``numpy_pays``). ``floor`` leaves out hits scoring below it (the
+        k-th best score other shards already gave: such a hit cannot rank), so only the hits that
+        may rank read their chunk ids; the total still counts every match.
         """
         filters = filters or Filters()
         if filters.source is not None and self.source not in filters.source:
@@ -323,19 +325,29 @@ class Shard:
         if len(needed) < len(need):  # a required term no unit holds
             return [], 0
         if vectorized is None:
-            vectorized = sum(stop - start for start, stop, _ in spans) > NUMPY_POSTINGS
+            vectorized = numpy_pays(sum(stop - start for start, stop, _ in spans))
         if vectorized:
-            return self._ranked_numpy(spans, k, filters, needed)
-        scored: Iterable[tuple[int, float]] = self._score_python(spans)
+            return self._ranked_numpy(spans, k, filters, needed, floor)
+        acc = self._score_python(spans)
         if needed:
             counts: dict[int, int] = {}
             for start, stop in needed:
                 for unit in self.file.slice("postingsRows", start, stop):
                     counts[unit] = counts.get(unit, 0) + 1
-            scored = [(unit, score) for unit, score in scored if counts.get(unit, 0) == len(needed)]
-        matches = [(score, unit) for unit, score in scored if allowed(unit)]
-        best = heapq.nsmallest(k, matches, key=lambda item: (-item[0], item[1])) if k > 0 else []
-        return [self._hit(score, unit) for score, unit in best], len(matches)
+            acc = {unit: score for unit, score in acc.items() if counts.get(unit, 0) == len(needed)}
+        if not self.deleted_units and not filters.facet_values() and filters.since is None:
+            matches = acc  # every unit passes
+        else:
+            matches = {unit: score for unit, score in acc.items() if allowed(unit)}
+        total = len(matches)
+        if k <= 0 or not matches:
+            return [], total
+        # the k-th best score (floats compared in C), then the units at or above it, by (-score, unit)
+        least = heapq.nlargest(k, matches.values())[-1]
+        if floor is not None and floor > least:
+            least = floor
+        best = sorted(((-score, unit) for unit, score in matches.items() if score >= least))[:k]
+        return [self._hit(-negative, unit) for negative, unit in best], total
 
     def _scaled(self, spans: list[tuple[str, int, int]],
                 idf: Mapping[str, float] | None) -> list[tuple[int, int, float | None]]:
@@ -355,7 +367,8 @@ class Shard:
         return Hit(score, self.chunk_id(row), row, self.name, unit)
 
     def _ranked_numpy(self, spans: list[tuple[int, int, float | None]], k: int, filters: Filters,
-                      needed: Sequence[tuple[int, int]] = ()) -> tuple[list[Hit], int]:
+                      needed: Sequence[tuple[int, int]] = (),
+                      floor: float | None = None) -> tuple[list[Hit], int]:
         """``ranked`` in numpy: scores, filters and the top k by (-score, unit) without a Python loop
         over matches (units are sorted by their first chunk's id)."""
         import numpy as np
@@ -394,8 +407,13 @@ class Shard:
         if k <= 0 or total == 0:
             return [], total
         values = scores[found]
-        if total > k:  # keep the rows scoring at least the k-th best (ties included), then order them
-            keep = values >= np.partition(values, total - k)[total - k]
+        if floor is not None:  # hits below the k-th best of other shards cannot rank
+            keep = values >= floor
+            found, values = found[keep], values[keep]
+            if found.size == 0:
+                return [], total
+        if found.size > k:  # keep the rows scoring at least the k-th best (ties included), then order them
+            keep = values >= np.partition(values, found.size - k)[found.size - k]
             found, values = found[keep], values[keep]
         order = np.lexsort((found, -values))[:k]
         return [
@@ -403,7 +421,7 @@ class Shard:
             for score, unit in zip(values[order].tolist(), found[order].tolist(), strict=True)
         ], total
 
-    def _score_python(self, spans: list[tuple[int, int, float | None]]) -> Iterable[tuple[int, float]]:
+    def _score_python(self, spans: list[tuple[int, int, float | None]]) -> dict[int, float]:
         acc: dict[int, float] = {}
         get = acc.get
         for start, stop, factor in spans:
@@ -415,10 +433,9 @@ class Shard:
             else:
                 for row, value in zip(rows, data, strict=True):
                     acc[row] = get(row, 0.0) + value * factor
-        for unit in acc:
-            if unit >= self.units:
-                self.file._fail(f"posting names unit {unit} of {self.units}")
-        return acc.items()
+        if acc and max(acc) >= self.units:
+            self.file._fail(f"posting names unit {max(acc)} of {self.units}")
+        return acc
 
     def _score_arrays(self, spans: list[tuple[int, int, float | None]]) -> tuple[Any, Any]:
         """Per-unit scores (float64, terms added in order) and which units any term touched."""
@@ -434,13 +451,6 @@ class Shard:
             scores[rows] += values if factor is None else values * factor
             touched[rows] = True
         return scores, touched
-
-    def _score_numpy(self, spans: list[tuple[int, int, float | None]]) -> Iterable[tuple[int, float]]:
-        import numpy as np
-
-        scores, touched = self._score_arrays(spans)
-        found = np.nonzero(touched)[0]
-        return zip(found.tolist(), scores[found].tolist(), strict=True)
 
     def passages(self, question: str, k: int, filters: Filters | None = None, *,
                  idf: Mapping[str, float] | None = None) -> list[tuple[float, list[str]]]:
@@ -494,10 +504,18 @@ class ShardSet:
         postings = sum(stop - start for shard in searched for start, stop in shard.postings(terms))
         vectorized = numpy_pays(postings)
         idf = self.idf(terms, searched) if len(searched) > 1 else None
+        best: list[float] = []  # the k best scores so far (a heap): a later hit below them cannot rank
         for shard in searched:
-            hits, count = shard.ranked(terms, k, filters, vectorized=vectorized, required=required, idf=idf)
+            floor = best[0] if k > 0 and len(best) >= k else None
+            hits, count = shard.ranked(terms, k, filters, vectorized=vectorized, required=required, idf=idf,
+                                       floor=floor)
             merged.extend(hits)
             total += count
+            for hit in hits:
+                if len(best) < k:
+                    heapq.heappush(best, hit.score)
+                elif hit.score > best[0]:
+                    heapq.heapreplace(best, hit.score)
         merged.sort(key=lambda hit: (-hit.score, hit.chunk_id))
         return merged[:k], total
 

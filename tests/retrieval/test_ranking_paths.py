@@ -106,3 +106,29 @@ def test_vocabulary_lookups_are_cached_bounded_and_exact(home: Path, monkeypatch
     first = open_shards(Home(home))
     assert first.search("whale sea", 5) == first.search("whale sea", 5) == open_shards(Home(home)).search(
         "whale sea", 5)
+
+
+@pytest.mark.parametrize("vectorized", [False, True])
+def test_a_floor_leaves_out_only_hits_below_it(home: Path, vectorized: bool) -> None:
+    """``floor`` (the k-th best score other shards gave) drops the hits scoring below it, keeps those
+    at it (ties are decided by chunk id later), and never changes the total."""
+    for shard in open_shards(Home(home)).shards:
+        terms = query_terms("whale sea ship")
+        hits, total = shard.ranked(terms, 100, vectorized=vectorized)
+        assert hits, shard.name
+        for cut in {hits[0].score, hits[len(hits) // 2].score, hits[-1].score, hits[0].score + 1}:
+            kept, count = shard.ranked(terms, 100, vectorized=vectorized, floor=cut)
+            assert count == total and kept == [hit for hit in hits if hit.score >= cut]
+            assert shard.ranked(terms, 2, vectorized=vectorized, floor=cut)[0] == kept[:2]
+
+
+def test_search_over_shards_with_floors_equals_merging_everything(home: Path) -> None:
+    shard_set = open_shards(Home(home))
+    for query in ("whale", "sea ship", "whale sea ship a", "p01 p12", "absent"):
+        terms = query_terms(query)
+        everything = sorted((hit for shard in shard_set.shards
+                             for hit in shard.ranked(terms, 1000, idf=shard_set.idf(terms))[0]),
+                            key=lambda hit: (-hit.score, hit.chunk_id))
+        for k in (1, 2, 3, 5, 50):
+            hits, total = shard_set.search(terms, k)
+            assert hits == everything[:k] and total >= len(everything)
