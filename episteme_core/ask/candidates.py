@@ -92,22 +92,29 @@ def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None
                   include_marked: bool, idf: dict[str, float] | None = None,
                   terms: Sequence[str] | None = None) -> list[CandidatePassage]:
     """The shard's best ``wanted`` passages for ``question``, filters applied, the best BM25 ones
-    reranked by the proximity of the question's ``terms`` (default: as the kernel's analyzer makes
-    them in the shard's languages) as ``query`` ranks them (``index.proximity``).
+    reranked by the proximity of the question's ``terms`` as ``query`` ranks them
+    (``index.proximity``).
 
-    ``since`` goes to the index as a filter and is checked again on every paragraph; marked
+    A shard's own ``passages`` ranks them; else its ``ranked`` over ``terms`` (the question's terms
+    as its indexer analyzes them), each unit's shown chunks a passage; else each chunk ``search``
+    finds. ``since`` goes to the index as a filter and is checked again on every paragraph; marked
     paragraphs (thinking, tool calls and results) are dropped unless asked for (a passage left with
     none is skipped, so more passages are fetched)."""
     filters = None
     if since is not None:
-        from episteme_core.index import Filters
+        from episteme_core.search import Filters
 
         filters = Filters(since=since)
     floor = parse_time(since) if since else None
     k = max(wanted if include_marked else wanted * 4, RERANK_DEPTH)  # the proximity rerank reads as deep
     passages = getattr(shard, "passages", None)
+    ranked = getattr(shard, "ranked", None)
     if callable(passages):
         found = passages(question, k, filters, idf=idf)
+    elif callable(ranked) and terms is not None:
+        hits, _ = ranked(terms, k, filters, idf=idf)
+        found = [(hit.score, [shard.row_json(row)["id"] for row in shard.shown_rows(hit, filters)])  # type: ignore[attr-defined]
+                 for hit in hits]
     else:
         found = [(score, (chunk_id,)) for chunk_id, score in shard.search(question, k, filters)]
     from episteme_core.index.runs import MERGED_CHARS, merge_overlapping

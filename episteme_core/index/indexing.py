@@ -1,11 +1,12 @@
 """The shards stage writer: pack committed chunks into frozen shards, one source per shard.
 
 A shard, once written, never changes (its file is named by its sha256). A run keeps every shard
-whose analyzer and BM25 parameters still hold, records the rows whose chunks are gone as deleted
-(in the stage index: they are never returned), drops shards left with no live row, and packs the
-chunks no shard holds into new shards of at most ``shard_size`` chunks per source. ``reshard``
-rebuilds everything. The commit records the chunk index (fingerprint and sha256 of its bytes) and
-the log position it covers; readers refuse anything else as stale.
+this indexer built whose analyzer and BM25 parameters still hold, records the rows whose chunks are
+gone as deleted (in the stage index: they are never returned), drops shards left with no live row,
+and packs the chunks no shard holds into new shards of at most ``shard_size`` chunks per source.
+``reshard`` rebuilds everything. The commit records the indexer (``bm25``), the chunk index
+(fingerprint and sha256 of its bytes) and the log position it covers; readers refuse anything else
+as stale.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from episteme_core.index.build import BM25_DEFAULTS, build_shard
 from episteme_core.index.fields import FIELD_DEFAULTS, FIELDS, MAX_WEIGHT, MIN_WEIGHT, indexed
 from episteme_core.index.runs import MAX_RUN_CHARS, MIN_RUN_CHARS, RUN_CHARS, SECTION_RUN_CHARS
 from episteme_core.index.shardfile import header_sha256
-from episteme_core.index.shards import STAGE, Shard
+from episteme_core.index.shards import INDEXER, STAGE, Shard
 from episteme_core.records import StageEntry
+from episteme_core.shardstage import indexer_of, log_mark
 from episteme_core.store.home import Home
 from episteme_core.store.stage import Stage
 
@@ -128,14 +130,14 @@ def source_label(source: str) -> str:
 
 def _same_but_log_mark(home: Home, old: dict[str, Any], new: dict[str, Any]) -> bool:
     """True when only the log mark moved and the log gained no capture past the old mark."""
-    from episteme_core.index.shards import _log_tail_has_captures
+    from episteme_core.shardstage import log_has_captures_after
 
     marks = ("logPosition", "logBytes")
     if any(k not in old for k in marks):
         return False
     if {k: v for k, v in old.items() if k not in marks} != {k: v for k, v in new.items() if k not in marks}:
         return False
-    return not _log_tail_has_captures(home, int(old.get("logBytes") or 0))
+    return not log_has_captures_after(home, int(old.get("logBytes") or 0))
 
 
 def _pack(ids: list[str], live: dict[str, tuple[dict[str, Any], bytes]], size: int) -> list[list[str]]:
@@ -161,16 +163,6 @@ def _pack(ids: list[str], live: dict[str, tuple[dict[str, Any], bytes]], size: i
     if current:
         packed.append(sorted(current))
     return packed
-
-
-def _log_mark(home: Home) -> tuple[int, int]:
-    """(whole lines, bytes up to the last newline) of the log."""
-    try:
-        data = home.log_path.read_bytes()
-    except FileNotFoundError:
-        return 0, 0
-    end = data.rfind(b"\n") + 1
-    return data.count(b"\n", 0, end), end
 
 
 def index_home(
@@ -204,6 +196,7 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None) -> In
     analyzer = analyzer_params()
     compatible = (
         previous is not None
+        and indexer_of(previous.meta) == INDEXER
         and analyzer_id(previous.meta.get("analyzer")) == analyzer_id(analyzer)
         and previous.meta.get("bm25") == params
         and previous.meta.get("fields") == settings.fields
@@ -216,7 +209,8 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None) -> In
     dropped: list[str] = []
     deleted_rows = 0
     # Shard numbers only grow (kept across commits, even --reshard): a name never means two contents.
-    next_seq: dict[str, int] = dict((previous.meta.get("nextShard") or {}) if previous else {})
+    ours = previous is not None and indexer_of(previous.meta) == INDEXER
+    next_seq: dict[str, int] = dict((previous.meta.get("nextShard") or {}) if ours and previous else {})
     if previous is not None and not resharded:
         old_infos = previous.meta.get("shards") or {}
         for entry in previous.entries:
@@ -267,11 +261,12 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None) -> In
         built.append(name)
         if progress:
             progress(number, len(planned), name)
-    lines, log_bytes = _log_mark(home)
+    lines, log_bytes = log_mark(home)
     sources: dict[str, int] = {}
     for info in infos.values():
         sources[info["source"]] = sources.get(info["source"], 0) + info["rows"] - len(info["deleted"])
     meta: dict[str, Any] = {
+        "indexer": INDEXER,
         "analyzer": analyzer,
         "bm25": params,
         "fields": settings.fields,

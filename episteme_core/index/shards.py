@@ -1,4 +1,5 @@
-"""Reading shards: open the committed set, refuse it when stale, and rank chunks by BM25.
+"""The bm25 indexer's shards: open the committed set (through ``shardstage``, from a home or an index
+bundle), refuse another analyzer's, and rank chunks by BM25.
 
 Scoring adds each query term's precomputed BM25 contributions (CSC postings of bm25s's lucene
 scores) in float64, terms in sorted order, so every path gives the same scores to the bit. Small
@@ -12,69 +13,30 @@ queries share the top levels of the search.
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import math
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
-
-import attrs
+from typing import TYPE_CHECKING, Any
 
 from episteme_core.errors import EpistemeError
 from episteme_core.index.analyzer import analyzer_id, analyzer_params, query_terms_for
 from episteme_core.index.shardfile import ShardFile
-from episteme_core.store.home import Home
+from episteme_core.search import Filters, Hit, ShardSet, bm25_idf
+from episteme_core.shardstage import STAGE, STALE_HINT, StoredShard, check_current, check_indexer, stale
 
-STAGE = "shards"
+if TYPE_CHECKING:
+    from episteme_core.indexbundle import IndexBundle
+    from episteme_core.store.home import Home
+
+INDEXER = "bm25"
 NUMPY_POSTINGS = 200_000
 NUMPY_LOADED_POSTINGS = 2_000  # the threshold once numpy is imported (a server, a second query)
 LOOKUPS_CACHED = 65_536  # vocabulary lookups a shard keeps (terms' postings, binary search probes)
-STALE_HINT = "run episteme index"
 
-
-@attrs.frozen
-class Filters:
-    """Exact-match filters on chunk labels; ``since`` keeps chunks whose time is at or after it."""
-
-    family: str | None = None
-    authority: str | None = None
-    document_type: str | None = None
-    normativity: str | None = None
-    source: Sequence[str] | None = None  # shard sources (http, books, claude, ...)
-    since: str | None = None
-
-    def facet_values(self) -> dict[str, str]:
-        wanted = {
-            "family": self.family,
-            "authority": self.authority,
-            "documentType": self.document_type,
-            "normativity": self.normativity,
-        }
-        return {field: value for field, value in wanted.items() if value is not None}
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {**self.facet_values(), "since": self.since}
-        if self.source is not None:
-            data["source"] = sorted(self.source)
-        return {key: value for key, value in data.items() if value is not None}
-
-
-@attrs.frozen
-class Hit:
-    """One ranked unit of one shard: a chunk, or a run of a record's paragraphs (``unit`` is its
-    number; ``chunk_id`` and ``row`` are its first chunk's, ``Shard.unit_rows`` gives them all)."""
-
-    score: float
-    chunk_id: str
-    row: int
-    shard: str
-    unit: int = -1
-
-
-def bm25_idf(units: int, df: int) -> float:
-    """BM25's (lucene) idf of a term held by ``df`` of ``units`` scored units."""
-    return math.log(1 + (units - df + 0.5) / (df + 0.5))
+__all__ = ["INDEXER", "NUMPY_LOADED_POSTINGS", "NUMPY_POSTINGS", "STAGE", "STALE_HINT", "Bm25ShardSet",
+           "Filters", "Hit", "Shard", "ShardSet", "check_analyzer", "check_fresh", "numpy_pays",
+           "open_bundle_shards", "open_shard", "open_shards"]
 
 
 def numpy_pays(postings: int) -> bool:
@@ -84,16 +46,12 @@ def numpy_pays(postings: int) -> bool:
     return postings > (NUMPY_LOADED_POSTINGS if "numpy" in sys.modules else NUMPY_POSTINGS)
 
 
-def stale(message: str, **details: Any) -> EpistemeError:
-    return EpistemeError("STALE_INDEX", message, details=details or None, hint=STALE_HINT)
-
-
 class Shard:
     """One frozen shard: chunks of one source, searchable, each chunk readable by id."""
 
     def __init__(self, path: Any, *, name: str, source: str, size: int, header_sha256: str,
-                 deleted: Iterable[int] = ()) -> None:
-        self.file = ShardFile(path, size=size, header_sha256=header_sha256)
+                 deleted: Iterable[int] = (), data: memoryview | None = None) -> None:
+        self.file = ShardFile(path, size=size, header_sha256=header_sha256, data=data)
         self.name = name
         self.source = source
         self.meta = self.file.meta
@@ -466,83 +424,20 @@ class Shard:
         return [(hit.chunk_id, hit.score) for hit in hits]
 
 
-@attrs.define
-class ShardSet:
-    """The committed shards of a home, fresh (checked when opened)."""
+class Bm25ShardSet(ShardSet):
+    """The bm25 indexer's open shards: one search chooses numpy for all of them at once, when the
+    postings the query adds over every shard it reads are many (numpy's import costs more than
+    small work)."""
 
-    home: Home
-    shards: list[Shard]
-    meta: dict[str, Any]
+    floors = True  # its shards' ranked take floor= (search passes the k-th best score so far)
 
-    @property
-    def sources(self) -> list[str]:
-        return sorted({shard.source for shard in self.shards})
-
-    @property
-    def languages(self) -> list[str]:
-        """The stemming languages of the shards (a query is analyzed in each)."""
-        return sorted({language for shard in self.shards for language in shard.languages}) or ["english"]
-
-    def shard(self, name: str) -> Shard:
-        for shard in self.shards:
-            if shard.name == name:
-                return shard
-        raise EpistemeError("INVALID_INPUT", f"no shard {name}", details={"shard": name})
-
-    def search(
-        self, query: str | Sequence[str], k: int, filters: Filters | None = None, *,
-        required: Sequence[str] = (),
-    ) -> tuple[list[Hit], int]:
-        """The best ``k`` hits over every shard, merged by (-score, chunk id), and the total;
-        ``required`` terms must all be in a hit."""
-        terms = query_terms_for(query, self.languages) if isinstance(query, str) else sorted(set(query))
-        merged: list[Hit] = []
-        total = 0
-        sources = None if filters is None else filters.source
-        searched = [shard for shard in self.shards if sources is None or shard.source in sources]
-        # numpy (its import costs more than small work) once the postings of all shards are many
-        postings = sum(stop - start for shard in searched for start, stop in shard.postings(terms))
-        vectorized = numpy_pays(postings)
-        idf = self.idf(terms, searched) if len(searched) > 1 else None
-        best: list[float] = []  # the k best scores so far (a heap): a later hit below them cannot rank
-        for shard in searched:
-            floor = best[0] if k > 0 and len(best) >= k else None
-            hits, count = shard.ranked(terms, k, filters, vectorized=vectorized, required=required, idf=idf,
-                                       floor=floor)
-            merged.extend(hits)
-            total += count
-            for hit in hits:
-                if len(best) < k:
-                    heapq.heappush(best, hit.score)
-                elif hit.score > best[0]:
-                    heapq.heapreplace(best, hit.score)
-        merged.sort(key=lambda hit: (-hit.score, hit.chunk_id))
-        return merged[:k], total
-
-    def idf(self, terms: Sequence[str], shards: Sequence[Shard] | None = None) -> dict[str, float]:
-        """Each term's BM25 idf over ``shards`` (default all) taken as one index: units and document
-        frequencies summed. Scores rescaled to it compare across shards."""
-        shards = self.shards if shards is None else shards
-        units = sum(shard.units for shard in shards)
-        return {term: bm25_idf(units, sum(shard.document_frequency(term) for shard in shards))
-                for term in terms}
-
-    def chunk(self, hit: Hit) -> Any:
-        return self.shard(hit.shard).chunk(hit.chunk_id)
+    def rank_options(self, terms: Sequence[str], shards: Sequence[Any]) -> dict[str, Any]:
+        postings = sum(stop - start for shard in shards for start, stop in shard.postings(terms))
+        return {"vectorized": numpy_pays(postings)}
 
 
-def _log_tail_has_captures(home: Home, offset: int) -> bool:
-    """True when the log, past byte ``offset``, records a captured snapshot (or was cut short)."""
-    from episteme_core.store.log import Log
-
-    kinds = Log(home.log_path).captured_kinds_after(offset)
-    return kinds is None or bool(kinds)
-
-
-def check_fresh(home: Home, meta: dict[str, Any]) -> None:
-    """Refuse (``STALE_INDEX``) shards of another analyzer, of other chunks, or older than a capture."""
-    from episteme_core.store.stage import Stage
-
+def check_analyzer(meta: Mapping[str, Any]) -> None:
+    """Refuse (``STALE_INDEX``) shards built by another analyzer (name and version)."""
     built, current = analyzer_id(meta.get("analyzer")), analyzer_id(analyzer_params())
     if built != current:
         raise stale(
@@ -550,43 +445,34 @@ def check_fresh(home: Home, meta: dict[str, Any]) -> None:
             "episteme index",
             analyzer=built, expected=current,
         )
-    chunk_index = Stage(home, "chunks").index_path
-    try:
-        digest = hashlib.sha256(chunk_index.read_bytes()).hexdigest()
-    except FileNotFoundError:
-        raise stale(f"the shards were built from chunks that are gone ({chunk_index} is missing)") from None
-    if digest != meta.get("chunkIndexSha256"):
-        raise stale("the chunks changed since the shards were built", chunkIndex=str(chunk_index))
-    if _log_tail_has_captures(home, int(meta.get("logBytes") or 0)):
-        raise stale(
-            "the log has captures newer than the shards (extract and chunk them, then index: "
-            "episteme pipeline does all)",
-            log=str(home.log_path),
-        )
 
 
-def open_shards(home: Home, *, check: bool = True) -> ShardSet:
-    """The home's committed shards; missing or stale shards are ``STALE_INDEX`` ("run episteme index")."""
-    from episteme_core.store.stage import Stage
+def check_fresh(home: Home, meta: dict[str, Any]) -> None:
+    """Refuse (``STALE_INDEX``) shards of another indexer or analyzer, of other chunks, or older than
+    a capture (whether or not a writer is at work: ``open_shards`` answers from the last commit then)."""
+    check_indexer(meta, INDEXER)
+    check_analyzer(meta)
+    check_current(home, meta)
 
-    stage = Stage(home, STAGE)
-    index = stage.read_index()
-    if index is None:
-        raise stale(f"no index in {stage.dir}", path=str(stage.dir))
-    meta = index.meta
-    if check:
-        check_fresh(home, meta)
-    infos = meta.get("shards") or {}
-    shards = []
-    for entry in index.entries:
-        info = infos.get(entry.key)
-        if not isinstance(info, dict):
-            raise EpistemeError(
-                "INVALID_INPUT", f"{stage.index_path}: shard {entry.key} has no metadata",
-                details={"path": str(stage.index_path)},
-            )
-        shards.append(Shard(
-            stage.object_path(entry), name=entry.key, source=info["source"], size=entry.bytes,
-            header_sha256=info["headerSha256"], deleted=info.get("deleted") or (),
-        ))
-    return ShardSet(home=home, shards=shards, meta=meta)
+
+def open_shard(stored: StoredShard) -> Shard:
+    """One committed shard, memory-mapped from its file (or over a bundle's bytes)."""
+    return Shard(stored.path or stored.where, name=stored.name, source=stored.source, size=stored.entry.bytes,
+                 header_sha256=stored.info["headerSha256"], deleted=stored.info.get("deleted") or (),
+                 data=stored.data)
+
+
+def open_shards(home: Home, *, check: bool = True) -> Bm25ShardSet:
+    """The home's committed shards; missing or stale shards are ``STALE_INDEX`` ("run episteme index"),
+    except that while a writer is at work the last commit is answered from (``in_flight``)."""
+    from episteme_core.shardstage import open_committed
+
+    return open_committed(home, INDEXER, open_shard, check=check_analyzer if check else None, fresh=check,
+                          set_type=Bm25ShardSet)
+
+
+def open_bundle_shards(bundle: IndexBundle) -> Bm25ShardSet:
+    """The shards of an index bundle (``episteme index --out``)."""
+    from episteme_core.shardstage import open_bundle
+
+    return open_bundle(bundle, INDEXER, open_shard, check=check_analyzer, set_type=Bm25ShardSet)
