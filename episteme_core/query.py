@@ -20,6 +20,7 @@ import attrs
 
 from episteme_core.errors import EpistemeError
 from episteme_core.index.analyzer import words
+from episteme_core.index.proximity import RERANK_DEPTH
 from episteme_core.search import Filters, Hit
 from episteme_core.store.home import Home
 
@@ -111,6 +112,7 @@ class Passage:
     text: str
     rows: list[dict[str, Any]]  # chunk JSON objects, in reading order
     offsets: list[int]  # where each row's text begins in ``text``
+    focus: tuple[int, int] | None = None  # where runs were joined: the span of the one that ranked best
 
     def row_at(self, position: int) -> int:
         """The index of the row whose text holds (or, between rows, follows) ``position``."""
@@ -177,13 +179,15 @@ def parse_term(text: str) -> tuple[str, list[str]]:
 
 
 def snippet_window(text: str, terms: list[str] | dict[str, float], max_chars: int,
-                   languages: list[str] | None = None) -> tuple[int, int]:
+                   languages: list[str] | None = None,
+                   focus: tuple[int, int] | None = None) -> tuple[int, int]:
     """``[start, end)`` of at most ``max_chars`` characters of ``text``: the window that best matches
-    the query terms (a list weighs them equally; a dict gives each its IDF)."""
+    the query terms (a list weighs them equally; a dict gives each its IDF), kept on ``focus`` (the
+    span of the run that ranked best) where runs were joined."""
     from episteme_core.index.snippets import best_window
 
     weights = terms if isinstance(terms, dict) else dict.fromkeys(terms, 1.0)
-    return best_window(text, weights, max_chars, languages or ["english"])
+    return best_window(text, weights, max_chars, languages or ["english"], focus)
 
 
 def _holds(text: str, exact_words: set[str], phrases: list[list[str]]) -> bool:
@@ -286,7 +290,7 @@ def result_for(passage: Passage | dict[str, Any], *, rank: int, score: float, sh
     if isinstance(passage, dict):
         passage = Passage(passage["text"], [passage], [0])
     text = passage.text
-    start, end = snippet_window(text, terms, max_chars, languages)
+    start, end = snippet_window(text, terms, max_chars, languages, passage.focus)
     index = passage.row_at(start)
     row, offset = passage.rows[index], passage.offsets[index]
     own = len(row["text"])
@@ -422,12 +426,14 @@ def query(
 
 def _merged_page(shard_set: SearchableShards, terms: list[str], filters: Filters, offset: int,
                  limit: int) -> tuple[list[tuple[Hit, Passage]], int, bool]:
-    """A page of passages, overlapping runs joined (``runs.merge_overlapping``), the number of
-    matching units, and whether passages follow the page. Fetches more hits until the page is full."""
+    """A page of passages, reranked by proximity (``index.proximity``), overlapping runs joined
+    (``runs.merge_overlapping``), the number of matching units, and whether passages follow the page.
+    Fetches more hits until the page is full."""
     from episteme_core.index.runs import MERGED_CHARS, merge_overlapping
 
     need = offset + limit
-    k = 2 * need + 10
+    k = max(2 * need + 10, RERANK_DEPTH)
+    bonuses: dict[tuple[str, int], float] = {}  # (shard, unit) -> proximity bonus, kept as k grows
     while True:
         hits, total = shard_set.search(terms, k, filters)
         rows = [shard_set.shard(hit.shard).shown_rows(hit, filters) for hit in hits]
@@ -437,6 +443,9 @@ def _merged_page(shard_set: SearchableShards, terms: list[str], filters: Filters
             for row in shown:
                 if (hit.shard, row) not in texts:
                     texts[(hit.shard, row)] = shard.row_json(row)
+        head = ["\n\n".join(texts[(hit.shard, row)]["text"] for row in shown)
+                for hit, shown in zip(hits[:RERANK_DEPTH], rows, strict=False)]
+        hits, rows = _reranked(hits, rows, head, terms, shard_set.languages, bonuses)
         sizes = {key: len(row["text"]) for key, row in texts.items()}
         runs = [[(hit.shard, row) for row in shown] for hit, shown in zip(hits, rows, strict=True)]
         merged = merge_overlapping(runs, sizes.__getitem__, MERGED_CHARS)
@@ -450,20 +459,50 @@ def _merged_page(shard_set: SearchableShards, terms: list[str], filters: Filters
         for chunk in chosen:
             offsets.append(at)
             at += len(chunk["text"]) + 2
-        page.append((hits[rank], Passage("\n\n".join(chunk["text"] for chunk in chosen), chosen, offsets)))
+        best = set(runs[rank])
+        inside = [i for i, key in enumerate(keys) if key in best]
+        focus = None
+        if len(inside) < len(keys):  # joined: the best run's rows are consecutive in the passage
+            focus = (offsets[inside[0]], offsets[inside[-1]] + len(chosen[inside[-1]]["text"]))
+        page.append((hits[rank], Passage("\n\n".join(chunk["text"] for chunk in chosen), chosen, offsets,
+                                         focus)))
     return page, total, len(merged) > need or len(hits) < total
+
+
+def _reranked(hits: list[Hit], extra: list[Any], head: list[str], terms: list[str],
+              languages: list[str], cache: dict[tuple[str, int], float]) -> tuple[list[Hit], list[Any]]:
+    """``hits`` (best BM25 first) with the first ``RERANK_DEPTH`` scored again with their proximity
+    bonus (``head``: their passages' text), best first; ``extra`` (one item per hit) follows. ``cache``
+    keeps each unit's bonus while a page fetches more hits."""
+    from episteme_core.index.proximity import reorder, text_bonus
+
+    wanted = set(terms)
+    bonuses = []
+    for i, hit in enumerate(hits[:RERANK_DEPTH]):
+        key = (hit.shard, hit.unit)
+        if key not in cache:
+            cache[key] = text_bonus(head[i], wanted, languages)
+        bonuses.append(cache[key])
+    order = reorder([hit.score for hit in hits], bonuses)
+    rescored = [attrs.evolve(hits[i], score=hits[i].score + bonuses[i]) if i < len(bonuses) else hits[i]
+                for i in order]
+    return rescored, [extra[i] for i in order]
 
 
 def _checked(shard_set: SearchableShards, terms: list[str], required: list[str], filters: Filters,
              wanted: int, exact_words: set[str],
              phrases: list[list[str]]) -> tuple[list[tuple[Hit, Passage]], int, bool]:
     """Hits (with their passages) holding the exact words and phrases, best first: candidates hold
-    every required term; their text is checked in score order, at most ``MAX_CHECKED`` of them."""
+    every required term; the best ``RERANK_DEPTH`` are reranked by proximity as other queries are;
+    their text is checked in score order, at most ``MAX_CHECKED`` of them."""
     hits, candidates = shard_set.search(terms, MAX_CHECKED, filters, required=required)
+    head = [passage_of(shard_set.shard(hit.shard), hit, filters) for hit in hits[:RERANK_DEPTH]]
+    hits, known = _reranked(hits, [*head, *([None] * (len(hits) - len(head)))], [p.text for p in head],
+                            terms, shard_set.languages, {})
     kept: list[tuple[Hit, Passage]] = []
     count = 0
-    for hit in hits:
-        passage = passage_of(shard_set.shard(hit.shard), hit, filters)
+    for hit, ready in zip(hits, known, strict=True):
+        passage = ready if ready is not None else passage_of(shard_set.shard(hit.shard), hit, filters)
         if _holds(passage.text, exact_words, phrases):
             count += 1
             if len(kept) < wanted:

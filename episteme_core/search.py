@@ -9,9 +9,10 @@ the Protocols, so they work with any registered indexer. Light: attrs only (``ep
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
@@ -92,6 +93,8 @@ class ShardSet:
     meta: dict[str, Any]
     indexer: str = "bm25"
     in_flight: dict[str, Any] | None = None
+    # whether the shards' ``ranked`` take ``floor=``: a score below which they may leave hits out
+    floors: ClassVar[bool] = False
 
     @property
     def sources(self) -> list[str]:
@@ -125,7 +128,9 @@ class ShardSet:
     ) -> tuple[list[Hit], int]:
         """The best ``k`` hits over every shard (``filters.source`` selects shards), each shard
         searched on its own and the hits merged by (-score, chunk id), and how many units matched;
-        ``required`` terms must all be in a hit."""
+        ``required`` terms must all be in a hit. Where the shards take ``floor`` (``floors``), each
+        is given the k-th best score of the shards before it: a hit below it cannot rank, so the
+        shard need not build it (the hits and the total are the same)."""
         terms = self.terms(query) if isinstance(query, str) else sorted(set(query))
         sources = None if filters is None else filters.source
         searched = [shard for shard in self.shards if sources is None or shard.source in sources]
@@ -133,10 +138,18 @@ class ShardSet:
         idf = self.idf(terms, searched) if len(searched) > 1 else None
         merged: list[Hit] = []
         total = 0
+        best: list[float] = []  # the k best scores so far, a heap
         for shard in searched:
+            if self.floors:
+                options["floor"] = best[0] if k > 0 and len(best) >= k else None
             hits, count = shard.ranked(terms, k, filters, required=required, idf=idf, **options)
             merged.extend(hits)
             total += count
+            for hit in hits:
+                if len(best) < k:
+                    heapq.heappush(best, hit.score)
+                elif hit.score > best[0]:
+                    heapq.heapreplace(best, hit.score)
         merged.sort(key=lambda hit: (-hit.score, hit.chunk_id))
         return merged[:k], total
 

@@ -4,14 +4,18 @@ bundle), refuse another analyzer's, and rank chunks by BM25.
 Scoring adds each query term's precomputed BM25 contributions (CSC postings of bm25s's lucene
 scores) in float64, terms in sorted order, so every path gives the same scores to the bit. Small
 queries are scored in plain Python over memory-mapped arrays (no numpy import: a cold ``episteme
-query`` stays fast); when the postings of all the shards a query reads exceed ``NUMPY_POSTINGS``,
-numpy ranks over the same map (scores, filters and the top k vectorised).
+query`` stays fast); when the postings of all the shards a query reads exceed ``NUMPY_POSTINGS`` (or
+``NUMPY_LOADED_POSTINGS`` once numpy is imported, as in a server), numpy ranks over the same map
+(scores, filters and the top k vectorised). A shard keeps the vocabulary lookups it made (a term's
+postings, the probes of the binary search), so a query looks each term up once and a server's
+queries share the top levels of the search.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,9 +31,19 @@ if TYPE_CHECKING:
 
 INDEXER = "bm25"
 NUMPY_POSTINGS = 200_000
+NUMPY_LOADED_POSTINGS = 2_000  # the threshold once numpy is imported (a server, a second query)
+LOOKUPS_CACHED = 65_536  # vocabulary lookups a shard keeps (terms' postings, binary search probes)
 
-__all__ = ["INDEXER", "NUMPY_POSTINGS", "STAGE", "STALE_HINT", "Bm25ShardSet", "Filters", "Hit", "Shard",
-           "ShardSet", "check_analyzer", "check_fresh", "open_bundle_shards", "open_shard", "open_shards"]
+__all__ = ["INDEXER", "NUMPY_LOADED_POSTINGS", "NUMPY_POSTINGS", "STAGE", "STALE_HINT", "Bm25ShardSet",
+           "Filters", "Hit", "Shard", "ShardSet", "check_analyzer", "check_fresh", "numpy_pays",
+           "open_bundle_shards", "open_shard", "open_shards"]
+
+
+def numpy_pays(postings: int) -> bool:
+    """Whether numpy should rank a query adding ``postings`` entries: when they are many, or more
+    than a few once numpy is imported (a server, a process that ranked before); its import alone
+    costs more than plain Python spends on small work. Both paths give the same results to the bit."""
+    return postings > (NUMPY_LOADED_POSTINGS if "numpy" in sys.modules else NUMPY_POSTINGS)
 
 
 class Shard:
@@ -57,6 +71,10 @@ class Shard:
         ) if self.deleted and self._runs else self.deleted
         self._terms = self.file.count("vocabOffsets") - 1
         self._postings_cache: tuple[tuple[str, ...], list[tuple[str, int, int]]] | None = None
+        # Lookups a query repeats (a term's postings for its idf, then for its scores) and that
+        # queries share (the top levels of every binary search over the vocabulary), bounded.
+        self._span_cache: dict[str, tuple[int, int] | None] = {}
+        self._probe_cache: dict[int, bytes] = {}
 
     @property
     def live_rows(self) -> int:
@@ -74,17 +92,35 @@ class Shard:
 
     def document_frequency(self, term: str) -> int:
         """How many scored units hold ``term`` (0 when the vocabulary lacks it)."""
-        tid = self.term_id(term)
-        if tid is None:
-            return 0
-        start, stop = self.file.slice("postingsStart", tid, tid + 2)
-        return int(stop) - int(start)
+        span = self.term_span(term)
+        return 0 if span is None else span[1] - span[0]
 
     # vocabulary -----------------------------------------------------------
 
+    def term_span(self, term: str) -> tuple[int, int] | None:
+        """``[start, stop)`` of ``term``'s postings, or None when the vocabulary lacks it (cached)."""
+        cache = self._span_cache
+        if term in cache:
+            return cache[term]
+        tid = self.term_id(term)
+        span = None
+        if tid is not None:
+            start, stop = self.file.slice("postingsStart", tid, tid + 2)
+            span = (int(start), int(stop))
+        if len(cache) >= LOOKUPS_CACHED:
+            cache.clear()
+        cache[term] = span
+        return span
+
     def _term(self, index: int) -> bytes:
-        lo, hi = self.file.slice("vocabOffsets", index, index + 2)
-        return self.file.raw("vocabBytes", lo, hi)
+        found = self._probe_cache.get(index)
+        if found is None:
+            lo, hi = self.file.slice("vocabOffsets", index, index + 2)
+            found = self.file.raw("vocabBytes", lo, hi)
+            if len(self._probe_cache) >= LOOKUPS_CACHED:
+                self._probe_cache.clear()
+            self._probe_cache[index] = found
+        return found
 
     def term_id(self, term: str) -> int | None:
         """The id of ``term`` in the sorted vocabulary (binary search over the map), or None."""
@@ -210,11 +246,9 @@ class Shard:
     def _spans(self, terms: Sequence[str]) -> list[tuple[str, int, int]]:
         spans: list[tuple[str, int, int]] = []
         for term in terms:
-            tid = self.term_id(term)
-            if tid is not None:
-                start, stop = self.file.slice("postingsStart", tid, tid + 2)
-                if stop > start:
-                    spans.append((term, int(start), int(stop)))
+            span = self.term_span(term)
+            if span is not None and span[1] > span[0]:
+                spans.append((term, span[0], span[1]))
         return spans
 
     def idf(self, term: str) -> float:
@@ -223,7 +257,7 @@ class Shard:
 
     def ranked(
         self, terms: Sequence[str], k: int, filters: Filters | None = None, *, vectorized: bool | None = None,
-        required: Sequence[str] = (), idf: Mapping[str, float] | None = None,
+        required: Sequence[str] = (), idf: Mapping[str, float] | None = None, floor: float | None = None,
     ) -> tuple[list[Hit], int]:
         """The best ``k`` hits for ``terms`` (analyzed, sorted) and how many units matched in all.
 
@@ -231,7 +265,9 @@ class Shard:
         shards) rescales each term's stored scores from this shard's idf to that one, so scores of
         different shards compare as if they were one index. ``vectorized`` chooses numpy over plain
         Python (same scores and order to the bit); by default numpy is used when the postings to add
-        exceed ``NUMPY_POSTINGS``.
+        exceed ``NUMPY_POSTINGS`` (``numpy_pays``). ``floor`` leaves out hits scoring below it (the
+        k-th best score other shards already gave: such a hit cannot rank), so only the hits that
+        may rank read their chunk ids; the total still counts every match.
         """
         filters = filters or Filters()
         if filters.source is not None and self.source not in filters.source:
@@ -247,19 +283,29 @@ class Shard:
         if len(needed) < len(need):  # a required term no unit holds
             return [], 0
         if vectorized is None:
-            vectorized = sum(stop - start for start, stop, _ in spans) > NUMPY_POSTINGS
+            vectorized = numpy_pays(sum(stop - start for start, stop, _ in spans))
         if vectorized:
-            return self._ranked_numpy(spans, k, filters, needed)
-        scored: Iterable[tuple[int, float]] = self._score_python(spans)
+            return self._ranked_numpy(spans, k, filters, needed, floor)
+        acc = self._score_python(spans)
         if needed:
             counts: dict[int, int] = {}
             for start, stop in needed:
                 for unit in self.file.slice("postingsRows", start, stop):
                     counts[unit] = counts.get(unit, 0) + 1
-            scored = [(unit, score) for unit, score in scored if counts.get(unit, 0) == len(needed)]
-        matches = [(score, unit) for unit, score in scored if allowed(unit)]
-        best = heapq.nsmallest(k, matches, key=lambda item: (-item[0], item[1])) if k > 0 else []
-        return [self._hit(score, unit) for score, unit in best], len(matches)
+            acc = {unit: score for unit, score in acc.items() if counts.get(unit, 0) == len(needed)}
+        if not self.deleted_units and not filters.facet_values() and filters.since is None:
+            matches = acc  # every unit passes
+        else:
+            matches = {unit: score for unit, score in acc.items() if allowed(unit)}
+        total = len(matches)
+        if k <= 0 or not matches:
+            return [], total
+        # the k-th best score (floats compared in C), then the units at or above it, by (-score, unit)
+        least = heapq.nlargest(k, matches.values())[-1]
+        if floor is not None and floor > least:
+            least = floor
+        best = sorted(((-score, unit) for unit, score in matches.items() if score >= least))[:k]
+        return [self._hit(-negative, unit) for negative, unit in best], total
 
     def _scaled(self, spans: list[tuple[str, int, int]],
                 idf: Mapping[str, float] | None) -> list[tuple[int, int, float | None]]:
@@ -279,7 +325,8 @@ class Shard:
         return Hit(score, self.chunk_id(row), row, self.name, unit)
 
     def _ranked_numpy(self, spans: list[tuple[int, int, float | None]], k: int, filters: Filters,
-                      needed: Sequence[tuple[int, int]] = ()) -> tuple[list[Hit], int]:
+                      needed: Sequence[tuple[int, int]] = (),
+                      floor: float | None = None) -> tuple[list[Hit], int]:
         """``ranked`` in numpy: scores, filters and the top k by (-score, unit) without a Python loop
         over matches (units are sorted by their first chunk's id)."""
         import numpy as np
@@ -318,8 +365,13 @@ class Shard:
         if k <= 0 or total == 0:
             return [], total
         values = scores[found]
-        if total > k:  # keep the rows scoring at least the k-th best (ties included), then order them
-            keep = values >= np.partition(values, total - k)[total - k]
+        if floor is not None:  # hits below the k-th best of other shards cannot rank
+            keep = values >= floor
+            found, values = found[keep], values[keep]
+            if found.size == 0:
+                return [], total
+        if found.size > k:  # keep the rows scoring at least the k-th best (ties included), then order them
+            keep = values >= np.partition(values, found.size - k)[found.size - k]
             found, values = found[keep], values[keep]
         order = np.lexsort((found, -values))[:k]
         return [
@@ -327,7 +379,7 @@ class Shard:
             for score, unit in zip(values[order].tolist(), found[order].tolist(), strict=True)
         ], total
 
-    def _score_python(self, spans: list[tuple[int, int, float | None]]) -> Iterable[tuple[int, float]]:
+    def _score_python(self, spans: list[tuple[int, int, float | None]]) -> dict[int, float]:
         acc: dict[int, float] = {}
         get = acc.get
         for start, stop, factor in spans:
@@ -339,10 +391,9 @@ class Shard:
             else:
                 for row, value in zip(rows, data, strict=True):
                     acc[row] = get(row, 0.0) + value * factor
-        for unit in acc:
-            if unit >= self.units:
-                self.file._fail(f"posting names unit {unit} of {self.units}")
-        return acc.items()
+        if acc and max(acc) >= self.units:
+            self.file._fail(f"posting names unit {max(acc)} of {self.units}")
+        return acc
 
     def _score_arrays(self, spans: list[tuple[int, int, float | None]]) -> tuple[Any, Any]:
         """Per-unit scores (float64, terms added in order) and which units any term touched."""
@@ -358,13 +409,6 @@ class Shard:
             scores[rows] += values if factor is None else values * factor
             touched[rows] = True
         return scores, touched
-
-    def _score_numpy(self, spans: list[tuple[int, int, float | None]]) -> Iterable[tuple[int, float]]:
-        import numpy as np
-
-        scores, touched = self._score_arrays(spans)
-        found = np.nonzero(touched)[0]
-        return zip(found.tolist(), scores[found].tolist(), strict=True)
 
     def passages(self, question: str, k: int, filters: Filters | None = None, *,
                  idf: Mapping[str, float] | None = None) -> list[tuple[float, list[str]]]:
@@ -385,9 +429,11 @@ class Bm25ShardSet(ShardSet):
     postings the query adds over every shard it reads are many (numpy's import costs more than
     small work)."""
 
+    floors = True  # its shards' ranked take floor= (search passes the k-th best score so far)
+
     def rank_options(self, terms: Sequence[str], shards: Sequence[Any]) -> dict[str, Any]:
         postings = sum(stop - start for shard in shards for start, stop in shard.postings(terms))
-        return {"vectorized": postings > NUMPY_POSTINGS}
+        return {"vectorized": numpy_pays(postings)}
 
 
 def check_analyzer(meta: Mapping[str, Any]) -> None:
