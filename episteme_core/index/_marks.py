@@ -1,7 +1,7 @@
 """Unicode combining marks (categories Mn, Mc, Me) as a regex class body, frozen at Unicode 14.0.0.
 
 Generated once and kept as a literal so that tokenization does not depend on the Python version's
-Unicode tables and costs nothing to build at import. Part of the analyzer (``episteme-2``; first
+Unicode tables and costs nothing to build at import. Part of the analyzer (``episteme-3``; first
 frozen for ``unicode-v1``).
 """
 

@@ -1,4 +1,4 @@
-"""The analyzer that turns text into BM25 terms, the same way for chunks and queries (``episteme-2``).
+"""The analyzer that turns text into BM25 terms, the same way for chunks and queries (``episteme-3``).
 
 Steps: NFKC (full-width Latin becomes ASCII, ligatures split), casefold ("Straße" → "strasse"),
 diacritic folding (the combining marks Latin, Greek and Cyrillic letters carry: "café" → "cafe");
@@ -8,7 +8,8 @@ CJK runs become overlapping bigrams ("東京都" → 東京, 京都). Then each 
 Snowball stemmer of the text's language (PyStemmer; English unless the document says otherwise), so
 "policies" meets "policy" and "running" meets "run". Identifiers are found whole and by their parts:
 ``frame-ancestors`` gives "frame", "ancestor" and the whole "frameancestor"; ``maxIdleTimeout``
-gives "maxidletimeout" and "max", "idl", "timeout"; a word behind a sigil (``@vocab``, ``#1343``,
+gives "maxidletimeout" and "max", "idl", "timeout"; ``binary64`` and ``RFC2119`` also give their
+letters and digits ("binary", "64"; "rfc", "2119"); a word behind a sigil (``@vocab``, ``#1343``,
 ``$HOME``) is also found with it. The index keeps every word (quoted phrases such as "must not" stay
 findable); a query leaves out English stop words ("what", "does", "the": the words of the question,
 not of the answer), unless it has nothing else (measured on the dev set, docs/benchmarks.md).
@@ -26,7 +27,7 @@ import unicodedata
 from collections.abc import Callable, Iterable
 
 ANALYZER_NAME = "episteme"
-ANALYZER_VERSION = "2"
+ANALYZER_VERSION = "3"
 DEFAULT_LANGUAGE = "english"
 MAX_TOKEN_CHARS = 100
 MAX_CACHED_STEMS = 1_000_000  # words whose stems a process keeps
@@ -51,6 +52,9 @@ _LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
 _CAMEL_PARTS = re.compile(r"[A-Z]+s(?![a-z])|[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _HAS_LETTER = re.compile("[A-Za-z]")
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+# Where digits follow letters inside a word ("binary64", "RFC2119", "utf8"; not "2FA" or "5ms").
+_LETTER_DIGIT = re.compile("[A-Za-z][0-9]")
+MAX_MIXED_PARTS = 3  # a word of more parts (a hash, a serial number) adds none
 # A word behind a sigil: JSON-LD keywords (@vocab), issue numbers (#1343), variables ($HOME).
 _SIGILED = re.compile(r"(?<![A-Za-z0-9@#$])[@#$][A-Za-z0-9][A-Za-z0-9_]*")
 # English stop words left out of queries (NLTK's list): question words, pronouns, auxiliaries.
@@ -224,19 +228,46 @@ def _camel_words(text: str) -> list[str]:
     return found
 
 
+def _mixed_words(text: str) -> list[str]:
+    """The ASCII words of ``text`` where digits follow letters ("binary64", "RFC2119"), found from
+    the edges and widened to the word."""
+    found: list[str] = []
+    end = -1
+    size = len(text)
+    for edge in _LETTER_DIGIT.finditer(text):
+        start = edge.start()
+        if start < end:
+            continue
+        while start > 0 and text[start - 1] in _ALNUM:
+            start -= 1
+        end = edge.end()
+        while end < size and text[end] in _ALNUM:
+            end += 1
+        found.append(text[start:end])
+    return found
+
+
 def identifier_words(text: str) -> list[str]:
     """What identifiers add to the words: the whole of each hyphen- or underscore-joined run of ASCII
     letters and digits ("frameancestors"), the parts of each camelCase word ("max", "idle",
-    "timeout") and each word behind a sigil ("@vocab")."""
+    "timeout"), the letters and the digits of a word where digits follow letters ("binary64" →
+    "binary", "64"; "RFC2119" → "rfc", "2119"; a word of more than three such parts, a hash, adds
+    none) and each word behind a sigil ("@vocab")."""
     extra: list[str] = []
     if "-" in text or "_" in text:
         for run in _JOINED.findall(text):
             whole = run.replace("-", "").replace("_", "")
             if len(whole) <= MAX_TOKEN_CHARS and _HAS_LETTER.search(whole):
                 extra.append(whole.lower())
-    for word in _camel_words(text):
+    camel = _camel_words(text)
+    split = set(camel)
+    for word in camel:
         parts = _CAMEL_PARTS.findall(word)
         if len(parts) > 1:
+            extra.extend(part.lower() for part in parts)
+    for word in _mixed_words(text):
+        parts = _CAMEL_PARTS.findall(word)
+        if len(parts) <= MAX_MIXED_PARTS and len(word) <= MAX_TOKEN_CHARS and word not in split:
             extra.extend(part.lower() for part in parts)
     if "@" in text or "#" in text or "$" in text:
         extra.extend(word.lower() for word in _SIGILED.findall(text) if len(word) <= MAX_TOKEN_CHARS)

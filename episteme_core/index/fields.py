@@ -22,6 +22,11 @@ FIELD_DEFAULTS: dict[str, int] = {"title": 1, "url": 2, "path": 1, "heading": 3,
 _NOT_WORD = re.compile(r"[^A-Za-z0-9]+")
 _DIGIT_EDGE = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
 MIN_WEIGHT, MAX_WEIGHT = 0, 10
+# A heading's leading section number ("10.2.3.", "4.", "A.1", "Appendix B."): a dotted number or a
+# number ending in a dot, not a bare number ("404 Not Found" keeps its 404).
+_SECTION_NUMBER = re.compile(
+    r"^\s*(?:(?:Appendix|Annex|Section|§)\s*)?(?:[0-9]+(?:\.[0-9]+)+\.?|[0-9]+\.|[A-Z](?:\.[0-9]+)+\.?|[A-Z]\.)"
+    r"(?=\s)\s*")
 # What the index keeps of a chunk (besides its bytes): small, so a million chunks fit in memory.
 FACETS = ("family", "authority", "documentType", "normativity")
 
@@ -47,13 +52,21 @@ def url_words(url: object) -> str:
     return _DIGIT_EDGE.sub(" ", _NOT_WORD.sub(" ", path)).strip()
 
 
+def heading_words(heading: str) -> str:
+    """A heading without its leading section number ("10.2.3.\u00a0Retry-After" → "Retry-After"): the
+    number says where a section sits, not what it is about, and only some formats put it in the
+    heading (the body's heading line keeps it, so a query for "9.3.1" still finds the section)."""
+    return _SECTION_NUMBER.sub("", heading, count=1)
+
+
 def _labels(row: dict[str, Any]) -> tuple[str, str, str, str]:
-    """(title, URL words, section path above the heading, heading) of a chunk's JSON."""
+    """(title, URL words, section path above the heading, heading) of a chunk's JSON; headings
+    without their section numbers."""
     heading = row.get("heading") or ""
     title = row.get("title") or ""
-    path = "\n".join(p for p in (row.get("sectionPath") or ())
+    path = "\n".join(heading_words(p) for p in (row.get("sectionPath") or ())
                      if isinstance(p, str) and p not in (heading, title))
-    return title, url_words(row.get("url")), path, heading if heading != title else ""
+    return title, url_words(row.get("url")), path, heading_words(heading) if heading != title else ""
 
 
 def indexed(row: dict[str, Any], labels: dict[tuple[Any, ...], tuple[str, str, str, str]] | None = None

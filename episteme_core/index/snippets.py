@@ -98,7 +98,10 @@ def window_score(text: str, weights: Mapping[str, float], max_chars: int,
 
 
 def _best(matches: list[tuple[int, int, str, float]], span: int) -> tuple[float, int, int]:
-    """(score, lo, hi) of the best run of matches ``[lo, hi)`` that fits in ``span`` characters."""
+    """(score, lo, hi) of the best run of matches ``[lo, hi)`` that fits in ``span`` characters; of
+    runs that score the same, the last: the words a question shares with a passage tend to come
+    before the answer (a heading, a list of links, a lead-in), so the later of equal runs is the
+    one with the answer after it."""
     if not matches:
         return 0.0, 0, 0
     starts = [m[0] for m in matches]
@@ -109,8 +112,8 @@ def _best(matches: list[tuple[int, int, str, float]], span: int) -> tuple[float,
         while hi > lo + 1 and matches[hi - 1][1] > limit:
             hi -= 1
         score = _window_score(matches, lo, hi)
-        if score > best + 1e-9:
-            best, best_lo, best_hi = score, lo, hi
+        if score > best - 1e-9:  # a tie goes to the later run
+            best, best_lo, best_hi = max(score, best), lo, hi
     return best, best_lo, best_hi
 
 

@@ -79,6 +79,19 @@ def test_identifiers_whole_and_by_parts() -> None:
     assert identifier_words("@vocab #1343 $HOME a@b") == ["@vocab", "#1343", "$home"]
 
 
+def test_words_where_digits_follow_letters_add_their_parts() -> None:
+    assert identifier_words("binary64 RFC2119 utf8") == ["binary", "64", "rfc", "2119", "utf", "8"]
+    assert set(tokenize("IEEE 754 binary64")) >= {"binary64", "binari", "64"}
+    assert identifier_words("sha256sum") == ["sha", "256", "sum"]
+    assert identifier_words("a5641cd2ad8b 2FA 5ms 10th") == []  # a hash; digits before letters
+    # a camelCase word with digits is split once, by its case
+    assert identifier_words("Base64Encode") == ["base", "64", "encode"]
+    assert identifier_words("maxIdle2Timeout") == ["max", "idle", "2", "timeout"]
+    # "RFC 2119" finds "[RFC2119]", and the whole still finds the whole
+    assert set(query_terms("RFC 2119")) <= set(tokenize("as in [RFC2119]"))
+    assert "rfc2119" in tokenize("as in [RFC2119]")
+
+
 def test_query_leaves_out_stop_words_unless_nothing_else() -> None:
     assert query_terms("What does the @vocab keyword do?") == ["@vocab", "keyword", "vocab"]
     assert query_terms("to be or not to be") == ["be", "not", "or", "to"]
@@ -110,7 +123,7 @@ def test_tokens_are_bounded() -> None:
 
 
 def test_version_is_named() -> None:
-    assert (ANALYZER_NAME, ANALYZER_VERSION) == ("episteme", "2")
+    assert (ANALYZER_NAME, ANALYZER_VERSION) == ("episteme", "3")
 
 
 @settings(max_examples=300, deadline=None)

@@ -118,7 +118,7 @@ def test_shards_of_another_analyzer_are_refused_with_the_rebuild_command(
     refused = invoke("--home", str(root), "query", "--term", "whale", "--json")
     error = refused.envelope["error"]
     assert refused.exit_code == 3 and error["code"] == "STALE_INDEX"
-    assert "episteme-2" in error["message"] and "episteme-99" in error["message"]
+    assert "episteme-3" in error["message"] and "episteme-99" in error["message"]
     assert "episteme index" in error["message"]
     report = ok("--home", str(root), "index")
     assert report["resharded"] is True

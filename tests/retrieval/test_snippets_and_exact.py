@@ -37,6 +37,16 @@ def test_rare_terms_steer_the_window() -> None:
     assert "zebra" in text[start:end] and end - start <= 100
 
 
+def test_of_equal_runs_of_matches_the_window_takes_the_later() -> None:
+    # the query's words twice, far apart (a list of links, then the lead-in of the answer): both
+    # runs score the same, and the answer follows the later one
+    answer = "It creates spans from the events of the server and ships in release 0.3.0. "
+    text = ("Links: bandit package. " + "filler words here and there. " * 12 + "Found: bandit package. "
+            + answer + "more filler words. " * 30)
+    start, end = best_window(text, {"bandit": 3.0, "packag": 2.0}, 200)
+    assert answer in text[start:end] and end - start <= 200
+
+
 def test_windows_are_bounded_and_verbatim() -> None:
     text = "word " * 1000
     for max_chars in (80, 81, 1200):
