@@ -1,7 +1,8 @@
 """The ``rfc`` family: RFC Editor paginated text, RFC XML v2 and v3, and xml2rfc/htmlized HTML.
 
 Sections keep their numbers and get the RFC Editor's fragments (``#section-3.2``; paragraphs
-``#section-3.2-1``). Page headers and footers of paginated text are removed. Blocks that use a
+``#section-3.2-1``), run-in headings too ("3. SHOULD   This word, ..." in RFC 2119: section 3,
+"SHOULD"). Page headers and footers of paginated text are removed. Blocks that use a
 BCP 14 keyword (MUST, SHOULD, MAY, ...) are marked normative; the others informative.
 """
 
@@ -21,6 +22,9 @@ BCP14 = re.compile(
 _FOOTER = re.compile(r"\[Page \d+\]\s*$")
 _HEADER = re.compile(r"^(RFC|Internet-Draft|INTERNET-DRAFT)\b.*\S\s{2,}\S")
 _NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+(\S.*?)\s*$")
+# A run-in heading: a numbered section whose title is a capitalised term and whose text follows on
+# the same line after a wide gap (RFC 2119: "3. SHOULD   This word, or the adjective ...").
+_RUN_IN = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+([A-Z][A-Z0-9]*(?: [A-Z][A-Z0-9]*)*)\s{3,}(?=\S)")
 _APPENDIX = re.compile(r"^Appendix\s+([A-Z](?:\.\d+)*)\.?\s+(\S.*?)\s*$")
 _UNNUMBERED = frozenset({
     "abstract", "status of this memo", "copyright notice", "table of contents", "references",
@@ -36,7 +40,7 @@ def _slug(number: str) -> str:
 
 class RfcFamily(BaseFamily):
     name = "rfc"
-    version = "1"
+    version = "2"
     authority = "normative"
     document_type = "rfc"
     hosts = ("rfc-editor.org", "ietf.org")
@@ -82,17 +86,22 @@ class RfcFamily(BaseFamily):
         current: str | None = None
         counter = 0
         paragraph: list[tuple[int, str]] = []
+        hanging = False  # the paragraph's first line follows a run-in heading (no indent of its own)
 
         def flush() -> None:
-            nonlocal counter
+            nonlocal counter, hanging
             if not paragraph:
                 return
-            indent = min(len(t) - len(t.lstrip()) for _, t in paragraph)
-            body = "\n".join(t[indent:].rstrip() for _, t in paragraph)
+            rest = paragraph[1:] if hanging and len(paragraph) > 1 else paragraph
+            indent = min(len(t) - len(t.lstrip()) for _, t in rest)
+            first_hangs = hanging
+            body = "\n".join(t[0 if first_hangs and i == 0 else indent:].rstrip()
+                              for i, (_, t) in enumerate(paragraph))
+            hanging = False
             counter += 1
             anchor = f"{current}-{counter}" if current else None
             kind = "code" if indent >= 6 and current else "paragraph"
-            start = paragraph[0][0] + indent
+            start = paragraph[0][0] + (0 if first_hangs else indent)
             end = paragraph[-1][0] + len(paragraph[-1][1].rstrip())
             builder.add_block(kind, body, anchor=anchor, span=(start, end) if spans else None)
             paragraph.clear()
@@ -103,6 +112,20 @@ class RfcFamily(BaseFamily):
                 flush()
                 continue
             at_margin = not line[:1].isspace()
+            run_in = _RUN_IN.match(line) if at_margin else None
+            if run_in is not None:
+                flush()
+                number, name = run_in.group(1), run_in.group(2)
+                current, counter = _slug(number), 0
+                builder.open_section(name, number.count(".") + 1, anchor=current, number=number)
+                head = line[:run_in.end()].rstrip()
+                builder.add_block("heading", head if spans else f"{number}. {name}", anchor=None,
+                                  span=(offset, offset + len(head)) if spans else None)
+                title_done = True
+                # the text after the term starts the section's first paragraph, at its own column
+                paragraph.append((offset + run_in.end(), line[run_in.end():]))
+                hanging = True
+                continue
             heading = _heading(line) if at_margin else None
             if heading is not None:
                 flush()

@@ -38,7 +38,7 @@ def test_paginated_text_sections_and_bcp14(tmp_path: Path) -> None:
 
 def test_bcp14_keywords_mark_normative(tmp_path: Path) -> None:
     doc = _extract(tmp_path, "https://www.rfc-editor.org/rfc/rfc2119.txt", "rfc2119.txt", "text/plain")
-    must = [b for b in doc.blocks() if re.search(r"\bMUST\b", b.text)]
+    must = [b for b in doc.blocks() if b.kind != "heading" and re.search(r"\bMUST\b", b.text)]
     assert must and all(b.normativity == "normative" for b in must)
     assert all(any(k.startswith("MUST") for k in b.attributes["bcp14"]) for b in must)
 
@@ -96,3 +96,22 @@ def test_xml_v3_fragment(tmp_path: Path) -> None:
                    "application/xml", fragment="section-2")
     assert [s.anchor for s in doc.sections] == ["section-2", "section-2.1", "section-2.2", "section-2.3",
                                                 "section-2.4", "section-2.5"]
+
+
+def test_run_in_headings_are_sections(tmp_path: Path) -> None:
+    """RFC 2119's sections put their term and text on one line ("3. SHOULD   This word, ..."): each is
+    a section with the RFC Editor's fragment, its text a paragraph whose span holds it exactly."""
+    doc = _extract(tmp_path, "https://www.rfc-editor.org/rfc/rfc2119.txt", "rfc2119.txt", "text/plain")
+    sections = {s.anchor: s for s in doc.sections}
+    assert [sections[f"section-{n}"].heading for n in range(1, 6)] == [
+        "MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY"]
+    assert sections["section-3"].number == "3" and sections["section-6"].heading.startswith("Guidance")
+    should = next(b for b in doc.blocks() if b.anchor == "section-3-1")
+    assert should.text.startswith('This word, or the adjective "RECOMMENDED", mean that there\nmay exist')
+    source = (FIXTURES / "rfc2119.txt").read_text("utf-8")
+    assert source[should.span.start:should.span.end].startswith('This word, or the adjective')
+    assert source[should.span.start:should.span.end].endswith("before choosing a different course.")
+    heading = next(b for b in sections["section-3"].blocks if b.kind == "heading")
+    assert heading.text == "3. SHOULD"
+    # a numbered line of ordinary words stays text
+    assert "section-abstract" not in {b.anchor for b in sections["section-3"].blocks}
