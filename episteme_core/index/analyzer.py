@@ -52,8 +52,11 @@ _LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
 _CAMEL_PARTS = re.compile(r"[A-Z]+s(?![a-z])|[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _HAS_LETTER = re.compile("[A-Za-z]")
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
-# Where digits follow letters inside a word ("binary64", "RFC2119", "utf8"; not "2FA" or "5ms").
-_LETTER_DIGIT = re.compile("[A-Za-z][0-9]")
+# Runs of digits: where one follows a letter, a word joins letters and digits ("binary64", "RFC2119",
+# "utf8"; not "2FA" or "5ms").
+_DIGITS = re.compile("[0-9]+")
+_DIGIT_CHARS = "0123456789"
+_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 MAX_MIXED_PARTS = 3  # a word of more parts (a hash, a serial number) adds none
 # A word behind a sigil: JSON-LD keywords (@vocab), issue numbers (#1343), variables ($HOME).
 _SIGILED = re.compile(r"(?<![A-Za-z0-9@#$])[@#$][A-Za-z0-9][A-Za-z0-9_]*")
@@ -231,16 +234,18 @@ def _camel_words(text: str) -> list[str]:
 def _mixed_words(text: str) -> list[str]:
     """The ASCII words of ``text`` where digits follow letters ("binary64", "RFC2119"), found from
     the edges and widened to the word."""
+    if not any(digit in text for digit in _DIGIT_CHARS):  # most prose: ten C scans, no regex
+        return []
     found: list[str] = []
     end = -1
     size = len(text)
-    for edge in _LETTER_DIGIT.finditer(text):
-        start = edge.start()
-        if start < end:
+    for run in _DIGITS.finditer(text):
+        start = run.start()
+        if start < end or start == 0 or text[start - 1] not in _LETTERS:
             continue
         while start > 0 and text[start - 1] in _ALNUM:
             start -= 1
-        end = edge.end()
+        end = run.end()
         while end < size and text[end] in _ALNUM:
             end += 1
         found.append(text[start:end])

@@ -56,6 +56,9 @@ def heading_words(heading: str) -> str:
     """A heading without its leading section number ("10.2.3.\u00a0Retry-After" → "Retry-After"): the
     number says where a section sits, not what it is about, and only some formats put it in the
     heading (the body's heading line keeps it, so a query for "9.3.1" still finds the section)."""
+    lead = heading.lstrip()[:2]
+    if not lead or not (lead[0].isdigit() or lead[1:] == "." or lead[0] in "AS§"):
+        return heading  # most headings: no regex
     return _SECTION_NUMBER.sub("", heading, count=1)
 
 
