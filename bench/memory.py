@@ -32,6 +32,8 @@ CLASSES: dict[str, tuple[str, Callable[[Path], Path], str]] = {
     "html-tiny-paragraphs": ("8 MB HTML: a million `<p>a</p>`", hostile.html_tiny_paragraphs, "text/html"),
     "text-one-letter": ("6 MB text: two million one-letter paragraphs", hostile.text_one_letter_paragraphs,
                         "text/plain"),
+    "text-most-chunks": ("32 MB text: 99,000 paragraphs of 320 distinct characters (the most chunks one "
+                         "document holds)", hostile.text_most_chunks, "text/plain"),
     "markdown-headings": ("5 MB Markdown: a million one-letter headings", hostile.markdown_headings,
                           "text/markdown"),
     "html-huge-paragraph": ("24 MB HTML: one paragraph", hostile.html_one_huge_paragraph, "text/html"),

@@ -15,6 +15,7 @@ module says what a chunk holds.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 from collections.abc import Sequence
@@ -105,13 +106,24 @@ class _Labels:
 
 def _covered(run: Sequence[dict[str, Any]], starts: list[int], ends: list[int], lo_w: int, hi_w: int,
              verbatim: frozenset[str]) -> list[tuple[dict[str, Any], str]]:
-    """The blocks a window covers: (block JSON, the canonical text of its ChunkBlock)."""
+    """The blocks a window covers: (block JSON, the canonical text of its ChunkBlock).
+
+    Blocks lie in reading order (``starts`` and ``ends`` ascend), so the window's first block is
+    found by bisection and the walk stops at the first block past it: a run of many blocks costs
+    each window only the blocks it covers.
+    """
+    if not (len(run) == len(starts) == len(ends)):
+        raise ValueError("one start and one end per block")
     covered = []
-    for block, b_start, b_end in zip(run, starts, ends, strict=True):
+    for i in range(bisect.bisect_right(ends, lo_w), len(run)):
+        b_start, b_end = starts[i], ends[i]
+        if b_start >= hi_w:
+            break
         lo = b_start if b_start > lo_w else lo_w
         hi = b_end if b_end < hi_w else hi_w
         if lo >= hi:
             continue
+        block = run[i]
         # keys sorted: anchor bbox blockId blockLength end kind normativity offset page span start time
         # verbatim
         covered.append((block, (

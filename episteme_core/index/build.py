@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
@@ -45,7 +45,7 @@ def epoch_seconds(value: str | None) -> float:
 BM25S_COMPATIBLE = "0.3.16"
 
 
-def bm25_matrix(token_lists: list[list[str]], params: dict[str, Any],
+def bm25_matrix(token_lists: Iterable[list[str]], params: dict[str, Any],
                 term_of: Callable[[str], str] | None = None) -> tuple[list[str], Any, Any, Any]:
     """The sorted vocabulary and the CSC arrays (data f4, rows i8, starts i8) of BM25 lucene scores.
 
@@ -54,27 +54,41 @@ def bm25_matrix(token_lists: list[list[str]], params: dict[str, Any],
     dl / avgdl) + tf)`` in float64, rounded to float32; per term, rows ascending. ``term_of`` maps
     each token to its term (a stemmer, applied once per distinct token): the result is that of the
     mapped token lists.
+
+    ``token_lists`` may be a generator: each list is turned into token numbers as it comes and let
+    go, so memory holds one string per distinct token and four bytes per token, not every token's
+    string (a shard of a million distinct words stays within a few hundred megabytes).
     """
+    import array
     import math
 
     import numpy as np
 
-    n = len(token_lists)
-    lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=n)
-    flat = [token for tokens in token_lists for token in tokens]
+    numbers: dict[str, int] = {}  # distinct token -> its number, in order of first sight
+    flat = array.array("I")
+    length_list = array.array("q")
+    for tokens in token_lists:
+        length_list.append(len(tokens))
+        for token in tokens:
+            if token not in numbers:
+                numbers[token] = len(numbers)
+        flat.extend(map(numbers.__getitem__, tokens))
+    n = len(length_list)
     if not flat:
         empty = np.zeros(0, dtype=np.int64)
         return [], empty.astype(np.float32), empty, np.zeros(1, dtype=np.int64)
-    if term_of is None:
-        vocab = sorted(set(flat))
-        ids = dict(zip(vocab, range(len(vocab)), strict=True))
-    else:
-        mapped = {token: term_of(token) for token in set(flat)}
-        vocab = sorted(set(mapped.values()))
-        index = dict(zip(vocab, range(len(vocab)), strict=True))
-        ids = {token: index[term] for token, term in mapped.items()}
-    terms = np.fromiter(map(ids.__getitem__, flat), dtype=np.int64, count=len(flat))
-    del flat
+    distinct = list(numbers)  # token strings by number
+    del numbers
+    if term_of is not None:
+        # a term equal to its token is the token's own string: no second copy
+        distinct = [token if term == token else term for token in distinct for term in (term_of(token),)]
+    vocab = sorted(set(distinct))
+    position = dict(zip(vocab, range(len(vocab)), strict=True))
+    remap = np.fromiter(map(position.__getitem__, distinct), dtype=np.int64, count=len(distinct))
+    del position, distinct
+    terms = remap[np.frombuffer(flat, dtype=np.uint32)]
+    del flat, remap
+    lengths = np.frombuffer(length_list, dtype=np.int64)
     # (term, row) pairs sorted by term then row, with their counts: the CSC order bm25s produces.
     keys = terms * n + np.repeat(np.arange(n, dtype=np.int64), lengths)
     del terms
@@ -91,8 +105,8 @@ def bm25_matrix(token_lists: list[list[str]], params: dict[str, Any],
     indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
     np.cumsum(df, out=indptr[1:])
     # idf by math.log (as bm25s), once per distinct document frequency, rounded to float32
-    distinct, inverse = np.unique(df, return_inverse=True)
-    idf = np.array([math.log(1 + (n - d + 0.5) / (d + 0.5)) for d in distinct.tolist()], dtype=np.float32)
+    df_values, inverse = np.unique(df, return_inverse=True)
+    idf = np.array([math.log(1 + (n - d + 0.5) / (d + 0.5)) for d in df_values.tolist()], dtype=np.float32)
     k1, b = params["k1"], params["b"]
     avg = lengths.mean()  # bm25s: np.array(lengths).mean(), a float64 scalar
     norm = k1 * ((1 - b) + b * lengths.astype(np.float64) / avg)
@@ -157,11 +171,10 @@ def build_shard(
     # one language: stem each distinct word once, where the vocabulary is built
     single = len(languages) == 1
     labels: dict[tuple[str, str], list[str]] = {}
-    token_lists = [unit_tokens([views[r] for r in unit], weights, stem=not single, labels=labels)
-                   for unit in units]
-    del labels
+    token_lists = (unit_tokens([views[r] for r in unit], weights, stem=not single, labels=labels)
+                   for unit in units)  # tokenised one unit at a time as the matrix takes them
     vocab, data, indices, indptr = bm25_matrix(token_lists, params, stemmer(languages[0]) if single else None)
-    del token_lists
+    del labels
     encoded = [term.encode("utf-8") for term in vocab]
     offsets = np.zeros(len(encoded) + 1, dtype="<u8")
     np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])

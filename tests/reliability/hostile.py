@@ -34,6 +34,17 @@ def text_one_letter_paragraphs(folder: Path, count: int = 2_000_000) -> Path:
     return path
 
 
+def text_most_chunks(folder: Path, count: int = 99_000, chars: int = 320) -> Path:
+    """About 32 MB of distinct ``chars``-character paragraphs: as many chunks as one document's
+    bounds allow (just under 100,000 blocks and 32,000,000 characters), each word rare."""
+    path = folder / "most-chunks.txt"
+    with open(path, "w", encoding="ascii") as out:
+        for n in range(count):
+            words = " ".join(f"w{n}x{k}" for k in range(chars // 10))
+            out.write(words[:chars - 1].ljust(chars - 1, "z") + ".\n\n")
+    return path
+
+
 def markdown_headings(folder: Path, count: int = 1_000_000) -> Path:
     """About 4 MB of one-letter Markdown headings: a section per line."""
     path = folder / "headings.md"

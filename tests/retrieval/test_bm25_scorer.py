@@ -66,3 +66,22 @@ def test_no_tokens_gives_an_empty_matrix() -> None:
 def test_vocabulary_must_match() -> None:
     with pytest.raises(ValueError):
         bm25_scores([["a", "b"]], ["a"], {"k1": 1.5, "b": 0.75})
+
+
+@pytest.mark.parametrize("stemmed", [False, True])
+def test_a_generator_of_token_lists_gives_the_matrix_of_the_stemmed_lists(stemmed: bool) -> None:
+    """Token lists may come one at a time (the shard builder tokenises each unit as the matrix takes
+    it); with ``term_of`` the matrix is that of the lists mapped token by token."""
+    from episteme_core.index.analyzer import stemmer
+
+    rng = random.Random(7)
+    words = ["running", "runs", "run", "ran", "cats", "cat", "must", "not", "frame-ancestors", "a"]
+    lists = [[rng.choice(words) for _ in range(rng.randint(0, 30))] for _ in range(60)]
+    term_of = stemmer("english") if stemmed else None
+    mapped = [[term_of(t) for t in tokens] for tokens in lists] if term_of else lists
+    expected = bm25_matrix(mapped, {"k1": 1.5, "b": 0.75})
+    got = bm25_matrix((tokens for tokens in lists), {"k1": 1.5, "b": 0.75}, term_of)
+    assert got[0] == expected[0]
+    for ours, theirs in zip(got[1:], expected[1:], strict=True):
+        assert ours.dtype == theirs.dtype and ours.tobytes() == theirs.tobytes()
+    assert (len(got[0]) < len(set(words))) is stemmed  # stemming did merge words

@@ -188,3 +188,22 @@ def test_the_fast_path_and_the_record_path_store_the_same_bytes(tmp_path: Path) 
         fast, count = _chunk_body(home, chunker, pending, 300, 40)
         assert count > 0
         assert (fast, count) == _chunk_body(home, _RecordsOnly(chunker), _Pending(home, entry), 300, 40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lengths=st.lists(st.integers(min_value=0, max_value=40), min_size=1, max_size=30),
+    window=st.tuples(st.integers(min_value=0, max_value=1300), st.integers(min_value=0, max_value=1300)),
+)
+def test_a_window_covers_exactly_the_blocks_it_overlaps(lengths: list[int], window: tuple[int, int]) -> None:
+    """The window's blocks, found by bisection over the run, are those a walk over every block finds:
+    each block whose text shares at least one character with the window, in reading order."""
+    from episteme_core.chunking.layout import layout
+    from episteme_core.chunking.rows import _covered
+
+    run = [{"id": f"b{n}", "kind": "paragraph", "text": "x" * length} for n, length in enumerate(lengths)]
+    _, starts, ends = layout([block["text"] for block in run])
+    lo_w, hi_w = sorted(window)
+    expected = [block["id"] for block, start, end in zip(run, starts, ends, strict=True)
+                if max(start, lo_w) < min(end, hi_w)]
+    assert [block["id"] for block, _ in _covered(run, starts, ends, lo_w, hi_w, frozenset())] == expected
