@@ -18,6 +18,7 @@ from episteme_core.personal.model import (
     Paragraph,
     Record,
     build_record,
+    check_record_id,
     from_timestamp,
     parse_time,
 )
@@ -234,6 +235,12 @@ def scan_books(
                 continue
             book = "/".join(s for s in segments if s)
             record_id = f"book:{corpus}/{book}"
+            try:
+                check_record_id(record_id)  # e.g. a file named ':.' makes a '.' segment
+            except EpistemeError as refused:
+                scan.skip("badName")
+                warn("BOOK_SKIPPED", f"{where}: {refused.message}, skipped")
+                continue
             if record_id in seen:
                 scan.skip("duplicate")
                 warn("BOOK_SKIPPED", f"{where}: {record_id} was already read from another file, skipped")

@@ -162,3 +162,18 @@ def test_names_with_spaces_and_hashes_become_safe_ids(tmp_path: Path) -> None:
     assert record.id == "book:My%20Books/Vol%20%231/Pride%20and%20Prejudice"
     assert record.title == "Pride and Prejudice"
     assert record.metadata["path"] == "Vol #1/Pride and Prejudice.txt"
+
+
+def test_a_name_that_would_make_a_dot_segment_is_skipped_not_fatal(tmp_path: Path) -> None:
+    """A file named ':..txt' would read as the id 'book:shelf/:.', whose '.' segment could walk a
+    path: that one book is skipped with a warning and the others are read (found by fuzzing)."""
+    shelf = tmp_path / "shelf"
+    shelf.mkdir()
+    (shelf / ":..txt").write_text("A dotted name.\n", encoding="utf-8")
+    (shelf / "kept.txt").write_text("A plain name.\n", encoding="utf-8")
+    warnings: list[tuple[str, str]] = []
+    scan = scan_books([shelf], warn=lambda code, message: warnings.append((code, message)))
+    assert [record.id for record in scan.records] == ["book:shelf/kept"]
+    assert scan.skipped == {"badName": 1}
+    [(code, message)] = warnings
+    assert code == "BOOK_SKIPPED" and ":." in message
