@@ -14,7 +14,7 @@ DEFAULT_MAX_CANDIDATE_TOKENS = 512
 # and neither hit@1 nor hit@5 below bm25's. A stronger model earns a higher weight: measure it with
 # bench/readers.py --model F.
 DEFAULT_WEIGHT = 0.1
-DEFAULT_RATIO = 0.5
+DEFAULT_RATIO = 0.4  # as the builtin bm25 reader (its coverage gate)
 # name: (low, high, integer?)
 RANGES: dict[str, tuple[float, float, bool]] = {
     "n_ctx": (256, 1 << 20, True),

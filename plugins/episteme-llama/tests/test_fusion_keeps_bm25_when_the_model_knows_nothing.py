@@ -74,3 +74,13 @@ def test_raising_a_candidates_relevance_never_lowers_its_rank(request: ReadReque
     after = [f.label for f in fuse(request, {**relevance, label: relevance[label] + 0.1}, **kwargs)]
     if label in before:
         assert after.index(label) <= before.index(label)
+
+
+def test_the_fuse_defaults_are_the_bm25_readers() -> None:
+    """With its default options, fuse gates and bounds candidates exactly as the builtin bm25 reader's
+    defaults do (the kernel's defaults may move; the plugin must move with them)."""
+    from episteme_llama.options import LlamaOptions
+
+    kernel = Bm25Reader(ReaderSpec(name="bm25", kind="bm25"))
+    ours = LlamaOptions(model="unused.gguf")
+    assert (ours.top, ours.ratio, ours.min_score) == (kernel.top, kernel.ratio, kernel.min_score)
