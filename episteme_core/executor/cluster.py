@@ -1,0 +1,222 @@
+"""The Dask executor (``--executor dask://HOST:PORT``): a stage's tasks and a query's shards on a Dask
+cluster, for a corpus larger than one machine.
+
+Dask (``distributed``, the optional extra ``episteme-core[dask]``) is imported only here, only when a
+command names a scheduler. On connect the scheduler, every worker and this process must run the
+same Python, Dask and episteme versions (a worker with another episteme could write other bytes).
+Every worker must see the home at the same path (a shared file system): tasks read committed
+stages there and write content-addressed objects, made durable before the task returns; only
+this process commits. Shards are pinned to workers: one actor per worker opens its shards once,
+memory-mapped, and answers every query scattered to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import attrs
+
+from episteme_core.errors import EpistemeError
+from episteme_core.executor.worker import Batch, run_batch
+
+if TYPE_CHECKING:
+    from episteme_core.index.shards import Shard, ShardSet
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+CONNECT_SECONDS = 10
+# What must match between this process, the scheduler and every worker.
+SAME_VERSIONS = ("python", "dask", "distributed", "cloudpickle", "msgpack", "episteme_core")
+AHEAD = 3
+
+
+def _unavailable(address: str, exc: BaseException) -> EpistemeError:
+    return EpistemeError(
+        "SOURCE_UNAVAILABLE", f"cannot reach the Dask scheduler at {address}: {exc or type(exc).__name__}",
+        details={"scheduler": address},
+        hint="start one (dask scheduler; dask worker tcp://HOST:PORT) or run with --executor local",
+    )
+
+
+def connect(address: str) -> Any:
+    """A ``distributed.Client`` on ``address`` whose cluster runs our versions; ``SOURCE_UNAVAILABLE``
+    when the scheduler cannot be reached, ``INVALID_INPUT`` naming the worker whose versions differ."""
+    try:
+        from distributed import Client
+    except ImportError as exc:
+        raise EpistemeError(
+            "INVALID_USAGE", "--executor dask://... needs Dask: pip install 'episteme-core[dask]'",
+            details={"scheduler": address},
+        ) from exc
+    try:
+        client = Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        raise _unavailable(address, exc) from exc
+    try:
+        check_versions(client.get_versions(packages=["episteme_core"]), address)
+        if not client.scheduler_info().get("workers"):
+            client.wait_for_workers(1, timeout=CONNECT_SECONDS)
+    except EpistemeError:
+        client.close()
+        raise
+    except (OSError, TimeoutError) as exc:
+        client.close()
+        raise _unavailable(address, exc) from exc
+    return client
+
+
+def check_versions(versions: dict[str, Any], address: str) -> None:
+    """Refuse a cluster whose scheduler or any worker runs other versions than this process."""
+    ours = {name: versions["client"]["packages"].get(name) for name in SAME_VERSIONS}
+    others = {"scheduler": versions.get("scheduler") or {}, **(versions.get("workers") or {})}
+    for who, info in sorted(others.items()):
+        theirs = {name: (info.get("packages") or {}).get(name) for name in SAME_VERSIONS}
+        differ = {name: {"here": ours[name], "there": theirs[name]}
+                  for name in SAME_VERSIONS if theirs[name] != ours[name] and
+                  not (who == "scheduler" and name == "episteme_core")}
+        if differ:
+            raise EpistemeError(
+                "INVALID_INPUT",
+                f"the Dask {'scheduler' if who == 'scheduler' else 'worker ' + who} at {address} runs other "
+                f"versions: {', '.join(f'{n} {v['there']} (here {v['here']})' for n, v in differ.items())}",
+                details={"scheduler": address, "node": who, "versions": differ},
+                hint="install the same versions of Python, Dask and episteme-core on every node",
+            )
+
+
+@attrs.frozen
+class ShardSpec:
+    """How a worker opens one shard: its file (the same path on every worker) and what the stage
+    index says of it."""
+
+    path: str
+    name: str
+    source: str
+    size: int
+    header_sha256: str
+    deleted: tuple[int, ...]
+
+    @classmethod
+    def of(cls, shard: Shard) -> ShardSpec:
+        return cls(str(shard.file.path), shard.name, shard.source, shard.file.path.stat().st_size,
+                   shard.file.header_sha256, tuple(sorted(shard.deleted)))
+
+
+_OPEN: dict[ShardSpec, Shard] = {}  # in a worker: every shard it opened, mapped once
+
+
+def open_spec(spec: ShardSpec) -> Shard:
+    """The shard ``spec`` names, opened once per worker process (memory-mapped, header verified)."""
+    shard = _OPEN.get(spec)
+    if shard is None:
+        from pathlib import Path
+
+        from episteme_core.index.shards import Shard
+
+        shard = Shard(Path(spec.path), name=spec.name, source=spec.source, size=spec.size,
+                      header_sha256=spec.header_sha256, deleted=spec.deleted)
+        _OPEN[spec] = shard
+    return shard
+
+
+class ShardHost:
+    """A Dask actor pinned to one worker: holds its shards open and answers calls on each."""
+
+    def __init__(self, specs: list[ShardSpec]) -> None:
+        self.shards = [open_spec(spec) for spec in specs]
+
+    def call(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> list[Any]:
+        """``fn(shard, *args)`` for each of this worker's shards, in order."""
+        return [fn(shard, *args) for shard in self.shards]
+
+
+class DaskExecutor:
+    """Tasks and shards on the Dask cluster at ``address``."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.name = f"dask://{address.removeprefix('tcp://')}"
+        self.client = connect(address)
+        workers = self.client.scheduler_info().get("workers") or {}
+        self.workers = max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
+        self._hosts: dict[tuple[ShardSpec, ...], list[tuple[Any, list[int]]]] = {}
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T], *, work: Callable[[T], int] | None = None,
+            min_work: int = 0) -> Iterator[R]:
+        from episteme_core.executor import chunked
+
+        items = list(items)
+        if not items:
+            return iter(())
+        size = max(1, -(-len(items) // (self.workers * 8)))
+        return self._map(fn, chunked(items, size))
+
+    def _map(self, fn: Callable[[T], R], batches: list[list[T]]) -> Iterator[R]:
+        import collections
+
+        pending: collections.deque[Any] = collections.deque()
+        queue = iter(batches)
+        try:
+            for batch in queue:
+                pending.append(self.client.submit(run_batch, fn, batch, True, pure=False))
+                if len(pending) >= self.workers * AHEAD:
+                    break
+            while pending:
+                done: Batch = self._result(pending.popleft())
+                following = next(queue, None)
+                if following is not None:
+                    pending.append(self.client.submit(run_batch, fn, following, True, pure=False))
+                yield from done.results
+                if done.failure is not None:
+                    raise done.failure.error()
+        finally:
+            for future in pending:
+                future.cancel()
+
+    def _result(self, future: Any) -> Any:
+        try:
+            return future.result()
+        except (OSError, TimeoutError) as exc:
+            raise _unavailable(self.address, exc) from exc
+
+    def ask_shards(self, shard_set: ShardSet, call: Callable[..., R], *args: Any) -> list[R]:
+        """``call(shard, *args)`` on every shard, each on the worker holding it; in shard order."""
+        hosts = self._pinned([ShardSpec.of(shard) for shard in shard_set.shards])
+        asked = [(host.call(call, args), rows) for host, rows in hosts]
+        answers: list[Any] = [None] * len(shard_set.shards)
+        for future, rows in asked:
+            try:
+                for row, answer in zip(rows, future.result(), strict=True):
+                    answers[row] = answer
+            except (OSError, TimeoutError) as exc:
+                raise _unavailable(self.address, exc) from exc
+        return answers
+
+    def _pinned(self, specs: list[ShardSpec]) -> list[tuple[Any, list[int]]]:
+        """One actor per worker holding its share of ``specs`` (shard i on worker i mod N, workers in
+        address order); made once per set of shards."""
+        key = tuple(specs)
+        hosts = self._hosts.get(key)
+        if hosts is None:
+            workers = sorted(self.client.scheduler_info().get("workers") or {})
+            if not workers:
+                raise _unavailable(self.address, RuntimeError("the cluster has no worker"))
+            shares: dict[str, list[int]] = {}
+            for number in range(len(specs)):
+                shares.setdefault(workers[number % len(workers)], []).append(number)
+            hosts = []
+            for worker, rows in sorted(shares.items()):
+                future = self.client.submit(ShardHost, [specs[r] for r in rows], actor=True,
+                                            workers=[worker], allow_other_workers=False, pure=False)
+                hosts.append((self._result(future), rows))
+            self._hosts = {key: hosts}  # a new commit's shards replace the old set
+        return hosts
+
+    def close(self) -> None:
+        self._hosts.clear()
+        self.client.close()
+
+
+__all__ = ["DaskExecutor", "ShardHost", "ShardSpec", "check_versions", "connect", "open_spec"]
