@@ -19,6 +19,7 @@ from episteme_core.defaults import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
 if TYPE_CHECKING:
     from episteme_core.capture.http import FetchSettings
     from episteme_core.context import RunContext
+    from episteme_core.executor import ExecutorSpec
 
 STAGES = ("capture", "extract", "chunk", "index")
 
@@ -40,6 +41,8 @@ class PipelineOptions:
     max_chars: int = DEFAULT_MAX_CHARS
     overlap_chars: int = DEFAULT_OVERLAP_CHARS
     chunker: str | None = None  # the chunker to prefer (``--chunker``)
+    executor: ExecutorSpec | None = None  # where extract, chunk and index run (None: this process)
+    rehash: bool = False  # hash every local file of a map, trusting no recorded stat (``--rehash``)
 
 
 def _capture(ctx: RunContext, options: PipelineOptions) -> Any:
@@ -60,13 +63,15 @@ def _capture(ctx: RunContext, options: PipelineOptions) -> Any:
     assert options.map is not None and options.root is not None and options.max_bytes is not None
     mapped = read_map(options.map, max_input_bytes=options.max_input_bytes, max_sources=options.max_sources)
     return manual_ingest(ctx.home, mapped, options.root, max_bytes=options.max_bytes, progress=update,
-                         warn=ctx.warn, command=ctx.command, confine_absolute=options.confine_absolute)
+                         warn=ctx.warn, command=ctx.command, confine_absolute=options.confine_absolute,
+                         rehash=options.rehash)
 
 
 def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
     """Run every stage under one writer lock; returns each stage's report (JSON data)."""
     from episteme_core.chunking import check_options, chunk_home
     from episteme_core.convert import unstructure
+    from episteme_core.executor import running
     from episteme_core.extract.run import extract_documents
     from episteme_core.index.indexing import index_home
     from episteme_core.snapshots import read_catalog
@@ -80,7 +85,7 @@ def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
 
         return report
 
-    with ctx.writing() as home:
+    with ctx.writing() as home, running(options.executor) as executor:
         update("pipeline", 0, len(STAGES), "started", "Capturing sources")
         captured = _capture(ctx, options)
         ctx.check_cancelled()
@@ -88,7 +93,8 @@ def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
         catalog = read_catalog(home)
         # extract reuses every document whose snapshot and configuration are unchanged
         documents = (
-            extract_documents(home, ctx.plugins, None, {}, stage_progress("extract"), warn=ctx.warn)
+            extract_documents(home, ctx.plugins, None, {}, stage_progress("extract"), warn=ctx.warn,
+                              executor=executor)
             if catalog.sources() else []
         )
         for document in documents:
@@ -99,10 +105,10 @@ def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
         update("pipeline", 2, len(STAGES), "started", "Creating evidence chunks")
         chunked = chunk_home(home, ctx.plugins.all("chunker"), max_chars=options.max_chars,
                              overlap_chars=options.overlap_chars, progress=stage_progress("chunk"),
-                             prefer=options.chunker, warn=ctx.warn)
+                             prefer=options.chunker, warn=ctx.warn, executor=executor)
         ctx.check_cancelled()
         update("pipeline", 3, len(STAGES), "started", "Building search index")
-        indexed = index_home(home, progress=stage_progress("index"))
+        indexed = index_home(home, progress=stage_progress("index"), executor=executor)
         update("pipeline", 4, len(STAGES), "completed", "Done")
     return {
         "capture": captured.data(),

@@ -134,7 +134,15 @@ def _configure_manual(parser: argparse.ArgumentParser) -> None:
                              "localPath values must lie inside it too")
     add_max_bytes(parser, "most bytes per local file")
     add_input_bounds(parser)
+    add_rehash_option(parser)
     _add_snapshots_option(parser)
+
+
+def add_rehash_option(parser: argparse.ArgumentParser) -> None:
+    """``--rehash`` (shared with ``pipeline``): hash every local file, trusting no recorded stat."""
+    parser.add_argument("--rehash", action="store_true",
+                        help="hash every local file again, even where its size, times and inode match "
+                             "those recorded when it was last hashed")
 
 
 def _run_manual(args: argparse.Namespace, ctx: Context) -> Outcome:
@@ -147,7 +155,7 @@ def _run_manual(args: argparse.Namespace, ctx: Context) -> Outcome:
     with ctx.writing():
         report = manual_ingest(ctx.home, entries, root, max_bytes=args.max_bytes,
                                progress=_progress(ctx), warn=ctx.warn, command=ctx.command,
-                               confine_absolute=args.root is not None)
+                               confine_absolute=args.root is not None, rehash=args.rehash)
     return Outcome(data=report.data(), text=report.text("Ingested"))
 
 

@@ -10,6 +10,7 @@ from episteme_core.hookspecs import Register, hookimpl
 
 if TYPE_CHECKING:
     from episteme_core.cli.context import Context
+    from episteme_core.executor import ExecutorSpec
     from episteme_core.store.home import Home
 
 
@@ -19,10 +20,10 @@ class Bm25Indexer:
     name = "bm25"
     help = "BM25 shards (bm25s lucene scores): one source per shard, frozen, memory-mapped"
 
-    def build(self, home: Home, *, reshard: bool = False, progress: Any = None) -> Any:
+    def build(self, home: Home, *, reshard: bool = False, progress: Any = None, executor: Any = None) -> Any:
         from episteme_core.index.indexing import index_home
 
-        return index_home(home, reshard=reshard, progress=progress)
+        return index_home(home, reshard=reshard, progress=progress, executor=executor)
 
     def open(self, home: Home) -> Any:
         from episteme_core.index import open_shards
@@ -30,15 +31,22 @@ class Bm25Indexer:
         return open_shards(home)
 
 
-def run_index(ctx: Context, *, reshard: bool = False, indexer: str = "bm25") -> Any:
-    """Index under the writer lock with progress; returns the ``IndexReport``."""
+def run_index(ctx: Context, *, reshard: bool = False, indexer: str = "bm25",
+              spec: ExecutorSpec | None = None) -> Any:
+    """Index under the writer lock with progress, on the executor ``spec`` names (an indexer whose
+    ``build`` takes an ``executor``); returns the ``IndexReport``."""
+    from episteme_core.executor import accepts_executor, running
+
     component = ctx.plugins.get("indexer", indexer)
 
     def progress(current: int, total: int, name: str) -> None:
         ctx.progress.update("index", current, total, "completed" if current == total else "started", name)
 
     with ctx.writing():
-        return component.build(ctx.home, reshard=reshard, progress=progress)
+        if not accepts_executor(component.build):
+            return component.build(ctx.home, reshard=reshard, progress=progress)
+        with running(spec) as executor:
+            return component.build(ctx.home, reshard=reshard, progress=progress, executor=executor)
 
 
 def describe(report: Any) -> str:
@@ -54,20 +62,24 @@ def describe(report: Any) -> str:
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
+    from episteme_core.cli.executor import add_executor_options
+
     parser.add_argument("--reshard", action="store_true",
                         help="rebuild every shard (after changing shard_size or bm25 in config.json)")
     parser.add_argument("--indexer", default="bm25", help="the indexer to use (default bm25)")
     parser.add_argument("--chunks", metavar="DIR", help="read chunks from DIR (default HOME/chunks)")
     parser.add_argument("--index", metavar="DIR", help="write shards to DIR (default HOME/shards)")
+    add_executor_options(parser)
 
 
 def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
     from episteme_core.builtins.chunking import stage_override
+    from episteme_core.cli.executor import executor_spec_of
     from episteme_core.convert import unstructure
 
     stage_override(ctx, "chunks", args.chunks)
     stage_override(ctx, "shards", args.index)
-    report = run_index(ctx, reshard=args.reshard, indexer=args.indexer)
+    report = run_index(ctx, reshard=args.reshard, indexer=args.indexer, spec=executor_spec_of(args))
     data = dict(report) if isinstance(report, dict) else unstructure(report)
     return Outcome(data=data, text=describe(report))
 

@@ -108,8 +108,14 @@ def _run_diff(args: argparse.Namespace, ctx: Context) -> Outcome:
 
 
 def _configure_pipeline(parser: argparse.ArgumentParser) -> None:
-    from episteme_core.builtins.capture import add_fetch_options, add_input_bounds, add_max_bytes
+    from episteme_core.builtins.capture import (
+        add_fetch_options,
+        add_input_bounds,
+        add_max_bytes,
+        add_rehash_option,
+    )
     from episteme_core.builtins.chunking import add_chunk_options
+    from episteme_core.cli.executor import add_executor_options
 
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--manifest", metavar="FILE",
@@ -125,14 +131,18 @@ def _configure_pipeline(parser: argparse.ArgumentParser) -> None:
     add_fetch_options(parser)
     add_input_bounds(parser)
     add_chunk_options(parser)
+    add_rehash_option(parser)
+    add_executor_options(parser)
 
 
 def _run_pipeline(args: argparse.Namespace, ctx: Context) -> Outcome:
     from episteme_core.builtins.capture import fetch_settings, manual_root
+    from episteme_core.cli.executor import executor_spec_of
     from episteme_core.pipeline import PipelineOptions, render, run_pipeline
 
     common = {"max_input_bytes": args.max_input_bytes, "max_sources": args.max_sources,
-              "max_chars": args.max_chars, "overlap_chars": args.overlap_chars, "chunker": args.chunker}
+              "max_chars": args.max_chars, "overlap_chars": args.overlap_chars, "chunker": args.chunker,
+              "executor": executor_spec_of(args), "rehash": args.rehash}
     if args.manifest is not None:
         options = PipelineOptions(manifest=args.manifest, fetch=fetch_settings(args),
                                   fail_fast=args.fail_fast, **common)

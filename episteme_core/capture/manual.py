@@ -2,6 +2,10 @@
 
 All-or-nothing: every map entry is checked (a regular file inside the root, within ``--max-bytes``)
 before anything is written. Files are streamed into the blob store, never held in memory.
+
+Re-runs cost what changed: a file whose size, mtime, ctime and inode are those recorded when it was
+last hashed (``capture.statcache``) is not read again, and when it is still its source's latest
+snapshot nothing else is done for it. ``rehash`` reads every file.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ import os
 import stat
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from episteme_core.capture.http import parse_content_type
 from episteme_core.capture.manifest import MapEntry
@@ -19,6 +24,9 @@ from episteme_core.inputs import open_regular
 from episteme_core.records import SnapshotIdentity
 from episteme_core.snapshots import SnapshotWriter, file_digest
 from episteme_core.store.home import Home
+
+if TYPE_CHECKING:
+    from episteme_core.capture.statcache import StatCache
 
 DEFAULT_CONTENT_TYPE = "application/octet-stream"
 # A fixed table (not the system's mime.types) so a snapshot id is the same on every machine.
@@ -41,8 +49,9 @@ def content_type_for(entry: MapEntry) -> tuple[str, str | None]:
 
 def check_file(
     root: Path, entry: MapEntry, max_bytes: int, what: str = "map", *, confine_absolute: bool = True
-) -> tuple[Path, int]:
-    """The file of ``entry``: a regular file within ``max_bytes``, or a named error.
+) -> tuple[Path, int, os.stat_result]:
+    """The file of ``entry`` (its path, size and stat): a regular file within ``max_bytes``, or a
+    named error.
 
     A relative ``localPath`` must stay inside ``root``. An absolute one is taken as written (the map
     is the user's own, like a file argument) unless ``confine_absolute`` (``--root`` was given):
@@ -80,7 +89,7 @@ def check_file(
             details={**details, "bytes": info.st_size, "limit": max_bytes},
             hint="raise --max-bytes if this file is expected",
         )
-    return path, info.st_size
+    return path, info.st_size, info
 
 
 def manual_ingest(
@@ -93,36 +102,42 @@ def manual_ingest(
     warn: WarnFn | None = None,
     command: str = "manual-ingest",
     confine_absolute: bool = True,
+    rehash: bool = False,
 ) -> RunReport:
     """Ingest every map entry (call inside ``with ctx.writing():``); a bad entry fails the whole run.
 
     ``confine_absolute=False`` (``manual-ingest`` without ``--root``) accepts absolute paths anywhere.
+    ``rehash`` hashes every file, trusting no recorded stat.
     """
+    from episteme_core.capture.statcache import StatCache
+
     report = progress or (lambda *a: None)
     checked = [(entry, *check_file(root, entry, max_bytes, confine_absolute=confine_absolute))
                for entry in entries]
     total = len(checked)
     results: list[SourceResult] = []
+    stats = StatCache(home, trust=not rehash)
     with SnapshotWriter(home, command) as writer:
-        for number, (entry, path, _size) in enumerate(checked, start=1):
+        for number, (entry, path, _size, info) in enumerate(checked, start=1):
             report("manual-ingest", number - 1, total, "started", entry.source_url)
-            sha, length = file_digest(path, max_bytes)
-            if not writer.has_blob(sha, length):
-                stored_sha, length = writer.put_file(path, max_bytes)
-                if stored_sha != sha:
-                    raise EpistemeError(
-                        "PROCESSING_FAILED", f"{path}: changed while being read",
-                        details={"path": str(path)},
-                    )
+            sha, length = _content(writer, stats, path, info, max_bytes)
             media, charset = content_type_for(entry)
             identity = SnapshotIdentity(
                 capture_kind="file", source=entry.source_url, final_url=entry.source_url,
                 content_type=media, charset=charset, byte_length=length, content_sha256=sha,
             )
             options = {"fragment": entry.fragment} if entry.fragment else {}
-            observation = writer.observe(
-                identity, options=options, attributes={"localPath": entry.local_path}
-            )
+            state = writer.state(entry.source_url)
+            previous: str | None
+            if state is not None and state.latest == identity.snapshot_id and state.options == options:
+                # still the source's latest representation: nothing to store, log or read back
+                status, snapshot_id, previous = "unchanged", state.latest, state.latest
+            else:
+                observation = writer.observe(
+                    identity, options=options, attributes={"localPath": entry.local_path}
+                )
+                status, snapshot_id, previous = (observation.status, observation.record.id,
+                                                 observation.previous)
             warnings: list[dict[str, str]] = []
             if charset:
                 with open(open_regular(path, follow_symlinks=False), "rb") as handle:
@@ -132,10 +147,40 @@ def manual_ingest(
                 if warn is not None:
                     warn(item["code"], f"{entry.source_url}: {item['message']}", source=entry.source_url)
             results.append(SourceResult(
-                entry=entry.index, source=entry.source_url, status=observation.status,
-                snapshot_id=observation.record.id, previous_snapshot_id=observation.previous,
+                entry=entry.index, source=entry.source_url, status=status,
+                snapshot_id=snapshot_id, previous_snapshot_id=previous,
                 final_url=entry.source_url, content_type=media, charset=charset, bytes=length,
                 local_path=entry.local_path, warnings=warnings,
             ))
-            report("manual-ingest", number, total, "completed", f"{entry.source_url}: {observation.status}")
-        return finish(writer, command, results)
+            report("manual-ingest", number, total, "completed", f"{entry.source_url}: {status}")
+        done = finish(writer, command, results)
+    stats.save()
+    return done
+
+
+def _content(writer: SnapshotWriter, stats: StatCache, path: Path, info: os.stat_result,
+             max_bytes: int) -> tuple[str, int]:
+    """The (sha256, length) of a checked file, its bytes in the blob store: from the stat cache when
+    the file's stat is the one recorded and its blob is stored at its length, else by hashing it
+    (and storing it when the blob is missing)."""
+    from episteme_core.capture.statcache import now_ns
+
+    known = stats.lookup(path, info)
+    if known is not None:
+        blob = writer.blobs.path_for(known[0])
+        try:
+            if os.stat(blob).st_size == known[1]:
+                return known
+        except OSError:
+            pass
+    started = now_ns()
+    sha, length = file_digest(path, max_bytes)
+    if not writer.has_blob(sha, length):
+        stored_sha, length = writer.put_file(path, max_bytes)
+        if stored_sha != sha:
+            raise EpistemeError(
+                "PROCESSING_FAILED", f"{path}: changed while being read",
+                details={"path": str(path)},
+            )
+    stats.record(path, info, sha, length, started)
+    return sha, length

@@ -253,6 +253,11 @@ class ChunkResult:
 
 def chunk_document(job: ChunkJob, task: ChunkTask) -> ChunkResult:
     """Choose the chunker of one document and, unless its previous chunks hold, cut and store it."""
+    with paused_cycle_gc():  # as ``chunk_home`` does, also in a worker process
+        return _chunk_document(job, task)
+
+
+def _chunk_document(job: ChunkJob, task: ChunkTask) -> ChunkResult:
     ties: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
     document = _Pending(job.home, task.entry)
     chooser = select_chunker(job.chunkers, document, prefer=job.preferred,
@@ -289,7 +294,7 @@ def _chunk_home(
 ) -> ChunkReport:
     from episteme_core.components import warn_once
     from episteme_core.documents import documents_stage
-    from episteme_core.executor import SERIAL
+    from episteme_core.executor import SERIAL, cleaning_up
 
     check_options(max_chars, overlap_chars)
     preferred = None
@@ -353,26 +358,27 @@ def _chunk_home(
             tasks.append(ChunkTask(doc_entry, str(previous_by[key]) if unchanged else None))
     job = ChunkJob(home, chunkers, preferred, max_chars, overlap_chars)
     runner = executor or SERIAL
-    results = runner.map(functools.partial(chunk_document, job), tasks,
-                         work=lambda task: task.entry.bytes, min_work=PARALLEL_BYTES)
-    for task, result in zip(tasks, results, strict=True):
-        key = task.entry.key
-        for args, extra in result.ties:
-            if tie_warn is not None:
-                tie_warn(*args, **extra)
-        if result.entry is None:  # the same chunker took it again: its chunks hold
-            entries[key] = reusable[key]
-            counts[key] = int(previous_counts[key])
-            reused += 1
-        else:
-            entries[key] = result.entry
-            counts[key] = result.count
-            chunked += 1
-        chunked_by[key] = result.label
-        kinds[key] = result.source_kind
-        done += 1
-        if progress:
-            progress(done, len(doc_entries), key)
+    with cleaning_up(home, runner):
+        results = runner.map(functools.partial(chunk_document, job), tasks,
+                             work=lambda task: task.entry.bytes, min_work=PARALLEL_BYTES)
+        for task, result in zip(tasks, results, strict=True):
+            key = task.entry.key
+            for args, extra in result.ties:
+                if tie_warn is not None:
+                    tie_warn(*args, **extra)
+            if result.entry is None:  # the same chunker took it again: its chunks hold
+                entries[key] = reusable[key]
+                counts[key] = int(previous_counts[key])
+                reused += 1
+            else:
+                entries[key] = result.entry
+                counts[key] = result.count
+                chunked += 1
+            chunked_by[key] = result.label
+            kinds[key] = result.source_kind
+            done += 1
+            if progress:
+                progress(done, len(doc_entries), key)
     if tasks and runner is not SERIAL:
         note_written(stage.dir)
     documents_fingerprint = docs_index.fingerprint if docs_index else None

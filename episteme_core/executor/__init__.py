@@ -31,6 +31,7 @@ from episteme_core.errors import EpistemeError
 
 if TYPE_CHECKING:
     from episteme_core.index.shards import Shard, ShardSet
+    from episteme_core.store.home import Home
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -180,6 +181,33 @@ def running(spec: ExecutorSpec | None) -> Iterator[Executor]:
         executor.close()
 
 
+@contextlib.contextmanager
+def cleaning_up(home: Home, executor: Executor | None) -> Iterator[None]:
+    """Around a stage's tasks, under the writer lock: on any error, cancellation or signal, stop the
+    workers at once and sweep the temp files they may have left, so a cancelled run leaves none."""
+    try:
+        yield
+    except BaseException:
+        stop = getattr(executor, "kill", None)
+        if callable(stop):
+            stop()
+        from episteme_core.store.sweep import sweep_home
+
+        sweep_home(home)
+        raise
+
+
+def accepts_executor(function: Callable[..., Any]) -> bool:
+    """Whether ``function`` takes an ``executor`` keyword (a plugin indexer's ``build`` may not)."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+    return "executor" in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+
+
 def chunked(items: Sequence[T], size: int) -> list[list[T]]:
     """``items`` cut into lists of at most ``size`` (the batches one task takes)."""
     return [list(items[i : i + size]) for i in range(0, len(items), max(1, size))]
@@ -205,8 +233,10 @@ __all__ = [
     "Executor",
     "ExecutorSpec",
     "SerialExecutor",
+    "accepts_executor",
     "available_cores",
     "chunked",
+    "cleaning_up",
     "executor_spec",
     "open_executor",
     "running",

@@ -44,14 +44,15 @@ def connect(address: str) -> Any:
     """A ``distributed.Client`` on ``address`` whose cluster runs our versions; ``SOURCE_UNAVAILABLE``
     when the scheduler cannot be reached, ``INVALID_INPUT`` naming the worker whose versions differ."""
     try:
-        from distributed import Client
+        from distributed import Client as make_client
     except ImportError as exc:
         raise EpistemeError(
             "INVALID_USAGE", "--executor dask://... needs Dask: pip install 'episteme-core[dask]'",
             details={"scheduler": address},
         ) from exc
+    Client: Any = make_client  # noqa: N806 (distributed's API is not typed strictly)
     try:
-        client = Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
+        client: Any = Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
     except (OSError, TimeoutError) as exc:
         raise _unavailable(address, exc) from exc
     try:
@@ -77,10 +78,10 @@ def check_versions(versions: dict[str, Any], address: str) -> None:
                   for name in SAME_VERSIONS if theirs[name] != ours[name] and
                   not (who == "scheduler" and name == "episteme_core")}
         if differ:
+            node = "scheduler" if who == "scheduler" else f"worker {who}"
+            listed = ", ".join(f"{name} {v['there']} (here {v['here']})" for name, v in differ.items())
             raise EpistemeError(
-                "INVALID_INPUT",
-                f"the Dask {'scheduler' if who == 'scheduler' else 'worker ' + who} at {address} runs other "
-                f"versions: {', '.join(f'{n} {v['there']} (here {v['here']})' for n, v in differ.items())}",
+                "INVALID_INPUT", f"the Dask {node} at {address} runs other versions: {listed}",
                 details={"scheduler": address, "node": who, "versions": differ},
                 hint="install the same versions of Python, Dask and episteme-core on every node",
             )
@@ -99,9 +100,10 @@ class ShardSpec:
     deleted: tuple[int, ...]
 
     @classmethod
-    def of(cls, shard: Shard) -> ShardSpec:
+    def of(cls, shard: Shard, info: dict[str, Any]) -> ShardSpec:
+        """The spec of ``shard``, whose entry in the shards index meta is ``info``."""
         return cls(str(shard.file.path), shard.name, shard.source, shard.file.path.stat().st_size,
-                   shard.file.header_sha256, tuple(sorted(shard.deleted)))
+                   str(info["headerSha256"]), tuple(sorted(shard.deleted)))
 
 
 _OPEN: dict[ShardSpec, Shard] = {}  # in a worker: every shard it opened, mapped once
@@ -183,7 +185,8 @@ class DaskExecutor:
 
     def ask_shards(self, shard_set: ShardSet, call: Callable[..., R], *args: Any) -> list[R]:
         """``call(shard, *args)`` on every shard, each on the worker holding it; in shard order."""
-        hosts = self._pinned([ShardSpec.of(shard) for shard in shard_set.shards])
+        infos = shard_set.meta.get("shards") or {}
+        hosts = self._pinned([ShardSpec.of(shard, infos[shard.name]) for shard in shard_set.shards])
         asked = [(host.call(call, args), rows) for host, rows in hosts]
         answers: list[Any] = [None] * len(shard_set.shards)
         for future, rows in asked:

@@ -116,6 +116,25 @@ class LocalExecutor:
         """Every shard in this process: a query is far smaller than starting a worker."""
         return [call(shard, *args) for shard in shard_set.shards]
 
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds the running workers used so far (Linux ``/proc``; None elsewhere): what a
+        benchmark adds to the command's own to judge the use of the cores."""
+        import os
+
+        pool = self._pool
+        if pool is None:
+            return 0.0
+        total = 0.0
+        ticks = os.sysconf("SC_CLK_TCK")
+        for pid in list(getattr(pool, "_processes", None) or {}):
+            try:
+                with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except OSError:
+                return None
+            total += (int(fields[11]) + int(fields[12])) / ticks
+        return total
+
     # close -------------------------------------------------------------------------------------
 
     def close(self) -> None:

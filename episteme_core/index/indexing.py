@@ -217,6 +217,11 @@ class BuiltShard:
 
 def build_shard_object(job: ShardJob, task: ShardTask) -> BuiltShard:
     """Read the task's chunks (hash-verified), build the shard and write it as a stage object."""
+    with paused_cycle_gc():  # millions of small objects, no cycles (also in a worker process)
+        return _build_shard_object(job, task)
+
+
+def _build_shard_object(job: ShardJob, task: ShardTask) -> BuiltShard:
     from episteme_core.index.build import header_of
 
     chunks = chunks_stage(job.home)
@@ -262,7 +267,7 @@ def index_home(
 
 def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None,
                 executor: Executor | None) -> IndexReport:
-    from episteme_core.executor import SERIAL
+    from episteme_core.executor import SERIAL, cleaning_up
 
     settings = index_settings(home)
     shard_size, params = settings.shard_size, settings.bm25
@@ -314,8 +319,8 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None,
         entries, infos, held, dropped, deleted_rows = {}, {}, set(), [], 0
         if previous is not None:
             for entry in previous.entries:  # every old name stays taken
-                label, _, seq = entry.key.rpartition("-")
-                next_seq[label] = max(next_seq.get(label, 1), int(seq) + 1)
+                label, _, taken = entry.key.rpartition("-")
+                next_seq[label] = max(next_seq.get(label, 1), int(taken) + 1)
     fresh: dict[str, list[str]] = {}
     for key in sorted(objects):
         if counts.get(key, 0) > 0 and (key, objects[key].sha256) not in held:
@@ -332,16 +337,17 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None,
     runner = executor or SERIAL
     built: list[str] = []
     terms = 0
-    results = runner.map(functools.partial(build_shard_object, job), tasks,
-                         work=lambda task: sum(p.stop - p.start for p in task.pieces), min_work=PARALLEL_CHUNKS)
-    for number, (task, shard) in enumerate(zip(tasks, results, strict=True), start=1):
-        entries[task.name] = shard.entry
-        terms += shard.terms
-        infos[task.name] = {"source": task.source, "rows": shard.rows, "headerSha256": shard.header_sha256,
-                            "deleted": []}
-        built.append(task.name)
-        if progress:
-            progress(number, len(tasks), task.name)
+    with cleaning_up(home, runner):
+        results = runner.map(functools.partial(build_shard_object, job), tasks, min_work=PARALLEL_CHUNKS,
+                             work=lambda task: sum(p.stop - p.start for p in task.pieces))
+        for number, (task, shard) in enumerate(zip(tasks, results, strict=True), start=1):
+            entries[task.name] = shard.entry
+            terms += shard.terms
+            infos[task.name] = {"source": task.source, "rows": shard.rows,
+                                "headerSha256": shard.header_sha256, "deleted": []}
+            built.append(task.name)
+            if progress:
+                progress(number, len(tasks), task.name)
     if tasks and runner is not SERIAL:
         from episteme_core.chunking import note_written
 

@@ -1,0 +1,148 @@
+"""The stat cache: what each local file held when it was last hashed, so an unchanged file is not
+read again (``manual-ingest`` and ``pipeline --map``), as git's index does.
+
+An entry records a file's path, its (size, mtime_ns, ctime_ns, inode) and the sha256 of its bytes.
+A later run trusts the sha256 only while all four are unchanged: writing a file changes its mtime
+and ctime (``touch -d`` can set mtime back, never ctime), replacing it changes its inode. A file is
+recorded only when its stat was the same before and after it was hashed and its times lie well
+before the hash began (``RACY_NS``; ``COARSE_RACY_NS`` on a file system that keeps whole seconds),
+so a write in the same clock tick as the hash can never hide behind an equal stat ("racy git").
+``--rehash`` hashes every file again and records what it finds; ``episteme verify`` checks every
+stored blob whatever this cache says.
+
+The cache is ``HOME/stat-cache.json`` (canonical JSON), written atomically by the writer after its
+commit, and never an error: an unreadable or odd cache is ignored (every file is hashed).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import time
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from episteme_core.store.home import Home
+
+CACHE_NAME = "stat-cache.json"
+FORMAT = "episteme-stat-cache/1"
+RACY_NS = 1_000_000_000  # a file's times must be this much older than its hash
+COARSE_RACY_NS = 2_000_000_000  # times in whole seconds (FAT keeps two)
+MAX_CACHE_BYTES = 256 * 1024 * 1024
+_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+@attrs.frozen
+class FileStat:
+    """What a file's stat says of its content: size, mtime and ctime (ns), inode."""
+
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    inode: int
+
+    @classmethod
+    def of(cls, info: os.stat_result) -> FileStat:
+        return cls(info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+
+    def settled(self, hashed_at_ns: int) -> bool:
+        """True when no write in the tick of a hash that began at ``hashed_at_ns`` can share these
+        times (so an unchanged stat later means unchanged bytes)."""
+        coarse = self.mtime_ns % 1_000_000_000 == 0 and self.ctime_ns % 1_000_000_000 == 0
+        margin = COARSE_RACY_NS if coarse else RACY_NS
+        return max(self.mtime_ns, self.ctime_ns) < hashed_at_ns - margin
+
+
+def cache_path(home: Home) -> Path:
+    return home.root / CACHE_NAME
+
+
+class StatCache:
+    """The recorded stats of local files (see the module); ``lookup`` and ``record`` per file,
+    ``save`` once after the commit."""
+
+    def __init__(self, home: Home, *, trust: bool = True) -> None:
+        self.home = home
+        self.trust = trust
+        self._files = self._load()
+        self._changed = False
+
+    def _load(self) -> dict[str, list[Any]]:
+        path = cache_path(self.home)
+        try:
+            with open(path, "rb") as handle:
+                raw = handle.read(MAX_CACHE_BYTES + 1)
+        except OSError:
+            return {}
+        if len(raw) > MAX_CACHE_BYTES:
+            return {}
+        import json
+
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            return {}
+        files = data.get("files") if isinstance(data, dict) and data.get("format") == FORMAT else None
+        if not isinstance(files, dict):
+            return {}
+        return {key: value for key, value in files.items() if _valid(value)}
+
+    @staticmethod
+    def key(path: Path) -> str:
+        return os.path.abspath(path)
+
+    def lookup(self, path: Path, info: os.stat_result) -> tuple[str, int] | None:
+        """The (sha256, length) recorded for ``path`` when its stat ``info`` is unchanged, else None."""
+        if not self.trust or not stat.S_ISREG(info.st_mode):
+            return None
+        found = self._files.get(self.key(path))
+        if found is None or FileStat(*found[:4]) != FileStat.of(info) or not _HEX.fullmatch(found[4]):
+            return None
+        return str(found[4]), int(found[0])
+
+    def record(self, path: Path, before: os.stat_result, sha: str, length: int, hashed_at_ns: int) -> None:
+        """Remember that ``path`` (stat ``before`` when its hash began at ``hashed_at_ns``) holds
+        ``sha``; kept only when its stat did not move meanwhile and its times are settled."""
+        key = self.key(path)
+        try:
+            after = os.lstat(path)
+        except OSError:
+            after = None
+        now = FileStat.of(before)
+        if after is None or FileStat.of(after) != now or now.size != length or not now.settled(hashed_at_ns):
+            if self._files.pop(key, None) is not None:
+                self._changed = True
+            return
+        entry = [now.size, now.mtime_ns, now.ctime_ns, now.inode, sha]
+        if self._files.get(key) != entry:
+            self._files[key] = entry
+            self._changed = True
+
+    def save(self) -> bool:
+        """Write the cache when it changed (atomically; call under the writer lock, after the
+        commit); True when written."""
+        if not self._changed:
+            return False
+        from episteme_core.canonical import canonical_bytes
+        from episteme_core.store.atomic import atomic_write
+
+        atomic_write(cache_path(self.home), canonical_bytes({"format": FORMAT, "files": self._files}))
+        self._changed = False
+        return True
+
+
+def _valid(value: Any) -> bool:
+    return (isinstance(value, list) and len(value) == 5
+            and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value[:4])
+            and isinstance(value[4], str) and len(value[4]) == 64)
+
+
+def now_ns() -> int:
+    """The clock a hash's start is read from (the same clock the kernel stamps files with)."""
+    return time.time_ns()
+
+
+__all__ = ["CACHE_NAME", "FileStat", "StatCache", "cache_path", "now_ns"]
