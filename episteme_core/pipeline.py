@@ -57,14 +57,14 @@ def _capture(ctx: RunContext, options: PipelineOptions) -> Any:
                                 max_sources=options.max_sources)
         return snapshot_sources(ctx.home, entries, options.fetch, fail_fast=options.fail_fast,
                                 progress=update, warn=ctx.warn, command=ctx.command)
-    from episteme_core.capture.manifest import read_map
-    from episteme_core.capture.manual import manual_ingest
+    from episteme_core.capture.manual import manual_ingest, read_map_of
 
     assert options.map is not None and options.root is not None and options.max_bytes is not None
-    mapped = read_map(options.map, max_input_bytes=options.max_input_bytes, max_sources=options.max_sources)
+    mapped, stats = read_map_of(ctx.home, options.map, max_input_bytes=options.max_input_bytes,
+                                max_sources=options.max_sources, rehash=options.rehash)
     return manual_ingest(ctx.home, mapped, options.root, max_bytes=options.max_bytes, progress=update,
                          warn=ctx.warn, command=ctx.command, confine_absolute=options.confine_absolute,
-                         rehash=options.rehash)
+                         rehash=options.rehash, stats=stats)
 
 
 def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
@@ -94,7 +94,7 @@ def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
         # extract reuses every document whose snapshot and configuration are unchanged
         documents = (
             extract_documents(home, ctx.plugins, None, {}, stage_progress("extract"), warn=ctx.warn,
-                              executor=executor)
+                              executor=executor, catalog=catalog)
             if catalog.sources() else []
         )
         for document in documents:

@@ -25,6 +25,7 @@ from episteme_core.store.home import Home
 
 if TYPE_CHECKING:
     from episteme_core.executor import Executor
+    from episteme_core.snapshots import SnapshotCatalog
 
 GENERIC = "generic"
 
@@ -236,6 +237,8 @@ def extract_sources(
     extractor: str | None = None,
     warn: Warn | None = None,
     executor: Executor | None = None,
+    catalog: SnapshotCatalog | None = None,
+    report_rows: bool = True,
 ) -> ExtractReport:
     """Extract what changed and commit; call under the writer lock.
 
@@ -251,7 +254,9 @@ def extract_sources(
 
     Sources are extracted by ``executor`` (default: this process), one task per source: a task reads
     the snapshot's bytes, runs the extractor and writes the document object; the commit is made
-    here. Memory: only each document's summary comes back (no sections); read the committed ones
+    here. ``catalog`` is the committed snapshots stage when the caller has just read it;
+    ``report_rows=False`` leaves the report's rows out (a caller that wants only the documents).
+    Memory: only each document's summary comes back (no sections); read the committed ones
     with ``documents.read_documents``.
     """
     from episteme_core.components import warn_once
@@ -262,7 +267,7 @@ def extract_sources(
     clear_cancel()
     options = dict(options or {})
     tie_warn = warn_once(warn) if warn is not None else None
-    catalog = read_catalog(home)
+    catalog = catalog if catalog is not None else read_catalog(home)
     targets = list(dict.fromkeys(sources)) if sources else catalog.sources()
     for source in targets:
         catalog.state(source)  # an unknown source fails before any work
@@ -274,10 +279,12 @@ def extract_sources(
     latest = latest_fingerprint(catalog)
     before = previous.meta.get(RUN_META) if previous is not None else None
     same = isinstance(before, dict) and before.get("signature") == sig and not force
+    present = _present(stage) if same else None
     if (same and not sources and before is not None and before.get("snapshots") == latest
             and set(records) == set(targets) and not any(_transient(r) for r in records.values())
-            and all(stage.object_path(entry).is_file() for entry in entries.values())):
-        rows = [_reused_row(records[source]) for source in targets]  # nothing changed: no commit
+            and all(_stored(present, entry) for entry in entries.values())):
+        # nothing changed: no commit
+        rows = [_reused_row(records[source]) for source in targets] if report_rows else []
         if progress and targets:
             progress(len(targets), len(targets), "unchanged")
         return ExtractReport(rows=rows, documents=[])
@@ -290,7 +297,7 @@ def extract_sources(
         state = catalog.state(source)
         if same and old is not None and entry is not None and old.get("snapshotId") == state.latest and (
                 old.get("sourceOptions") == state.options and old.get("objectSha256") == entry.sha256
-                and not _transient(old) and stage.object_path(entry).is_file()):
+                and not _transient(old) and _stored(present, entry)):
             kept.append((entry, old))  # the same snapshot, options and signature: its document stands
             rows_at[number] = _reused_row(old)
             done += 1
@@ -356,6 +363,29 @@ def latest_fingerprint(catalog: Any) -> str:
                         for source in catalog.sources()})
 
 
+def _present(stage: Any) -> set[str]:
+    """The stage objects on disk, as the relative paths entries name (one directory listing per
+    fan-out folder: cheaper than a stat per object)."""
+    import os
+
+    found: set[str] = set()
+    try:
+        folders = list(os.scandir(stage.objects_dir))
+    except OSError:
+        return found
+    for folder in folders:
+        if folder.is_dir(follow_symlinks=False):
+            with os.scandir(folder.path) as files:
+                found.update(f"objects/{folder.name}/{f.name}"
+                             for f in files if f.is_file(follow_symlinks=False))
+    return found
+
+
+def _stored(present: set[str] | None, entry: Any) -> bool:
+    """Whether the object a committed entry names is on disk (``present``: ``_present``'s listing)."""
+    return present is not None and entry.path in present
+
+
 def _transient(record: dict[str, Any]) -> bool:
     return bool(set(record.get("diagnostics") or ()) & TRANSIENT)
 
@@ -393,13 +423,26 @@ class Extracted:
     created: bool
 
 
+def snapshot_bytes(home: Home, record: SnapshotRecord) -> bytes:
+    """A snapshot's captured bytes, verified by sha256 and length (what ``SnapshotCatalog.content``
+    checks), read without the snapshots index: a task needs only its record."""
+    from episteme_core.store.blobs import BlobStore
+
+    blobs = BlobStore(home.blobs_dir)
+    data = blobs.get(record.content_sha256)
+    if len(data) != record.byte_length:
+        path = blobs.path_for(record.content_sha256)
+        raise EpistemeError("INVALID_INPUT", f"{path}: length differs from snapshot {record.id}",
+                            details={"path": str(path)})
+    return data
+
+
 def extract_one(job: ExtractJob, task: ExtractTask) -> Extracted:
     """Read one snapshot's bytes (verified), extract it and write the document object."""
     from episteme_core.documents import documents_stage
-    from episteme_core.snapshots import read_catalog
 
     item, chosen = task.item, task.extractor
-    content = read_catalog(job.home).content(item.record)
+    content = snapshot_bytes(job.home, item.record)
     document = _run_extractor(chosen, _request(item, chosen, content, job.options), item.source)
     del content
     record = {**task.key, **summary(document)}
@@ -423,10 +466,12 @@ def extract_documents(
     progress: Callable[[int, int, str], None] | None = None,
     warn: Warn | None = None,
     executor: Executor | None = None,
+    catalog: SnapshotCatalog | None = None,
 ) -> list[Document]:
     """Extract what changed and commit (see ``extract_sources``); returns the documents extracted
     afresh. Sources whose committed document was reused are not among them."""
-    return extract_sources(home, plugins, sources, options, progress, warn=warn, executor=executor).documents
+    return extract_sources(home, plugins, sources, options, progress, warn=warn, executor=executor,
+                           catalog=catalog, report_rows=False).documents
 
 
 SUMMARY_FIELDS = ("source", "documentId", "snapshotId", "extractor", "family", "status", "title",
