@@ -47,6 +47,7 @@ DEFAULT_SHARED = HERE.parents[1] / "shared"
 HOSTS = {"w3c-": "https://www.w3.org/TR/", "whatwg-": "https://url.spec.whatwg.org/",
          "rfc": "https://www.rfc-editor.org/rfc/"}
 OTHER_HOST = "https://corpus.example/"
+SCOPED = "book+chat, answer unmarked"
 CONTENT_TYPES = {".pdf": "application/pdf", ".html": "text/html", ".xml": "application/xml"}
 
 
@@ -186,12 +187,31 @@ def baseline_ranks(eval_dir: Path, questions: list[dict[str, Any]]) -> list[int 
     return [rank for _, rank, _ in baseline.evaluate(questions, passages, owners)]
 
 
-def groups(questions: list[dict[str, Any]]) -> dict[str, list[int]]:
+def default_scope(home: Path, questions: list[dict[str, Any]], owners: dict[str, str]) -> set[str]:
+    """Ids of the questions whose answer an unmarked chunk holds: what `ask` can answer without
+    `--include-marked` (Claude's thinking, tool calls and tool results are marked, and the product
+    leaves them out of `ask` by default). Read from the home's committed chunks."""
+    from episteme_core.chunking import iter_chunk_objects
+    from episteme_core.store.home import Home
+
+    unmarked: dict[str, list[str]] = {}
+    for body in iter_chunk_objects(Home(home)):
+        file = owners.get(body["source"])
+        for chunk in body["chunks"]:
+            if file is not None and not (chunk.get("attributes") or {}).get("marked"):
+                unmarked.setdefault(file, []).append(norm(chunk["text"]))
+    return {q["id"] for q in questions
+            if any(norm(p) in text for text in unmarked.get(q["file"], ()) for p in q["phrases"])}
+
+
+def groups(questions: list[dict[str, Any]], scope: set[str] | None = None) -> dict[str, list[int]]:
     out: dict[str, list[int]] = collections.OrderedDict()
     out["all"] = list(range(len(questions)))
     for kind in KINDS:
         out[kind] = [i for i, q in enumerate(questions) if q["kind"] == kind]
     out["book+chat"] = [i for i, q in enumerate(questions) if q["kind"] in ("book", "chat")]
+    if scope is not None:
+        out[SCOPED] = [i for i in out["book+chat"] if questions[i]["id"] in scope]
     for level in ("easy", "hard"):
         out[level] = [i for i, q in enumerate(questions) if q["difficulty"] == level]
     return out
@@ -205,10 +225,11 @@ def measures(ranks: list[int | None], members: list[int]) -> dict[str, float]:
     return row
 
 
-def table(questions: list[dict[str, Any]], runs: dict[str, list[int | None]]) -> tuple[str, dict[str, Any]]:
+def table(questions: list[dict[str, Any]], runs: dict[str, list[int | None]],
+          scope: set[str] | None = None) -> tuple[str, dict[str, Any]]:
     lines = ["| group | n | " + " | ".join(runs) + " |", "|---|---:|" + "---|" * len(runs)]
     report: dict[str, Any] = {}
-    for name, members in groups(questions).items():
+    for name, members in groups(questions, scope).items():
         cells = []
         for label, ranks in runs.items():
             m = measures(ranks, members)
@@ -219,10 +240,46 @@ def table(questions: list[dict[str, Any]], runs: dict[str, list[int | None]]) ->
     if asks:
         lines += ["", "the answer holds it (any passage of the answer):", "",
                   "| group | n | " + " | ".join(asks) + " |", "|---|---:|" + "---:|" * len(asks)]
-        for name, members in groups(questions).items():
+        for name, members in groups(questions, scope).items():
             lines.append(f"| {name} | {len(members)} | "
                          + " | ".join(f"{report[label][name]['holds']:.3f}" for label in asks) + " |")
     return "\n".join(lines), report
+
+
+def targets(report: dict[str, Any]) -> str:
+    """The issue's targets against this run's measures (hit@5 unless said), one line each."""
+    whole, snippet = report.get("query (whole)"), report.get("query (snippet)")
+    base = report.get("bm25s baseline")
+    lines = []
+
+    def line(name: str, value: str, met: bool) -> None:
+        lines.append(f"| {name} | {value} | {'yes' if met else 'no'} |")
+
+    if whole:
+        h5, h10 = whole["all"]["hit@5"], whole["all"]["hit@10"]
+        line("query hit@5 >= 0.80", f"{h5:.3f}", h5 >= 0.80 - 1e-9)
+        if base:
+            line("query hit@5 >= baseline + 0.08", f"{h5:.3f} vs {base['all']['hit@5']:.3f} + 0.08",
+                 h5 >= base["all"]["hit@5"] + 0.08 - 1e-9)
+        line("query hit@10 >= 0.90", f"{h10:.3f}", h10 >= 0.90 - 1e-9)
+    if whole and snippet:
+        for k in ("hit@5", "hit@10"):
+            ratio = snippet["all"][k] / whole["all"][k] if whole["all"][k] else 0.0
+            line(f"default snippet >= 0.95 of the whole passage ({k})",
+                 f"{snippet['all'][k]:.3f} / {whole['all'][k]:.3f} = {ratio:.3f}", ratio >= 0.95 - 1e-9)
+    marked, default = report.get("ask --include-marked"), report.get("ask")
+    if marked:
+        held = marked["book+chat"]["holds"]
+        line("ask holds the answer for >= 0.85 of book+chat (`--include-marked`)", f"{held:.3f}",
+             held >= 0.85)
+    if default and SCOPED in default:
+        held = default[SCOPED]["holds"]
+        line(f"ask (default) holds it for >= 0.85 of {SCOPED}", f"{held:.3f}", held >= 0.85)
+    if whole and base:
+        below = [f"{kind} {whole[kind]['hit@5']:.3f} < {base[kind]['hit@5']:.3f}" for kind in KINDS
+                 if whole[kind]["hit@5"] < base[kind]["hit@5"] - 1e-9]
+        line("no kind below its baseline (hit@5)", "; ".join(below) or "none below", not below)
+    return "\n".join(["| target | measured | met |", "|---|---|---|", *lines])
 
 
 def main() -> None:
@@ -267,13 +324,14 @@ def main() -> None:
             owners = build_home(args.corpus, root, cli)
         built = time.perf_counter() - started
         shards = json.loads((root / "home" / "shards" / "index.json").read_text("utf-8"))["meta"]
+        scope = default_scope(root / "home", questions, owners)
         log(f"asking {len(questions)} questions ...")
         runs = run_questions(cli, questions, owners, not args.no_ask, log)
         asked = time.perf_counter() - started - built
     if not args.no_baseline:
         log("the plain bm25s baseline ...")
         runs["bm25s baseline"] = baseline_ranks(args.eval, questions)
-    text, report = table(questions, runs)
+    text, report = table(questions, runs, scope)
     analyzer = shards.get("analyzer", {})
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"home: {shards.get('chunks')} chunks in {len(shards.get('shards', {}))} shards; analyzer "
@@ -281,8 +339,12 @@ def main() -> None:
           f"questions {asked:.1f} s")
     print("cells: hit@1 / hit@5 / hit@10 / MRR@10\n")
     print(text)
+    print(f"\n{SCOPED}: the book and chat questions whose answer an unmarked paragraph holds (default `ask`"
+          " leaves out Claude's thinking, tool calls and tool results; `--include-marked` offers them).\n")
+    print(targets(report))
     if args.json:
         per_question = [{"id": q["id"], "kind": q["kind"], "difficulty": q["difficulty"],
+                         "answerUnmarked": q["id"] in scope,
                          **{label: ranks[i] for label, ranks in runs.items()}}
                         for i, q in enumerate(questions)]
         args.json.write_text(json.dumps({"measures": report, "questions": per_question}, indent=1), "utf-8")

@@ -1,7 +1,8 @@
 """Retrieval benchmark: chunk, index and query a synthetic corpus; raw bm25s on the same tokens beside it.
 
     python bench/retrieval.py                 # 20,000 chunks (chunk < 1 s, index < 2 s, query < 150 ms)
-    python bench/retrieval.py --chunks 1000000 --cold-runs 5
+    python bench/retrieval.py --chunks 1000000 --cold-runs 5 --keep DIR
+    python bench/retrieval.py --queries-only DIR   # the query rows again on the home a --keep run left
 
 Prints a Markdown table for docs/benchmarks.md: chunking, index build, cold CLI query (a new
 process, median), warm query (median of 50), peak RSS of a cold query, index size on disk, and
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import os
 import platform
 import random
@@ -116,7 +118,12 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--cold-runs", type=int, default=10)
     parser.add_argument("--keep", metavar="DIR", help="build the home here and keep it")
+    parser.add_argument("--queries-only", metavar="DIR",
+                        help="measure only the queries, on the home a --keep run left in DIR")
     args = parser.parse_args()
+    if args.queries_only:
+        queries_only(Path(args.queries_only) / "home", args)
+        return
 
     from episteme_core.chunking import chunk_home, iter_chunk_objects
     from episteme_core.chunking.paragraph import ParagraphChunker
@@ -185,7 +192,7 @@ def main() -> None:
     rng = random.Random(99)
     questions = [" ".join(rng.choices(words[:2000], k=rng.randint(1, 3))) for _ in range(args.queries)]
     shard_set = open_shards(home)
-    search_times, query_times, raw_times = [], [], []
+    search_times, query_times, open_times, raw_times = [], [], [], []
     for q in questions:
         t = time.perf_counter()
         shard_set.search(q, 10)
@@ -193,6 +200,9 @@ def main() -> None:
         t = time.perf_counter()
         query(home, q, limit=10)
         query_times.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        query(home, q, limit=10, shard_set=shard_set)
+        open_times.append(time.perf_counter() - t)
         terms = query_terms(q)
         t = time.perf_counter()
         for raw, _ in raws:  # every shard, as ours: k clamped to its size, then merged
@@ -205,6 +215,19 @@ def main() -> None:
     cold = [wall_of([py, "-m", "episteme_core", *cli, questions[i % len(questions)], "--json"])
             for i in range(args.cold_runs)]
     rss = [rss_of([*cli, q, "--json"]) for q in questions[:3]]
+    # The index as one file: write it (a new process: the index is up to date, so this is the bundle),
+    # then query it cold (the tar memory-mapped) and from its artifact JSON (held in memory).
+    bundle = workdir / "index.tar"
+    out_s = wall_of([py, "-m", "episteme_core", "--home", str(home.root), "index", "--out", str(bundle)])
+    inline = subprocess.run([py, "-m", "episteme_core", "--home", str(home.root), "--json", "index", "--out",
+                             "-"], capture_output=True, check=True, env=CHILD_ENV).stdout
+    artifact_json = workdir / "index.json"
+    artifact_json.write_text(json.dumps(json.loads(inline)["data"]["artifact"]))
+    del inline
+    from_file = [rss_of(["query", "--term", q, "--index", str(bundle), "--json"]) for q in questions[:3]]
+    cold_file = [wall_of([py, "-m", "episteme_core", "query", "--term", questions[i % len(questions)],
+                          "--index", str(bundle), "--json"]) for i in range(args.cold_runs)]
+    from_json = rss_of(["query", "--term", questions[0], "--index", str(artifact_json), "--json"])
     python_s = statistics.median(wall_of([py, "-c", "pass"]) for _ in range(5))
     help_s = statistics.median(wall_of([py, "-m", "episteme_core", "--help"]) for _ in range(5))
     bm25s_import = statistics.median(wall_of([py, "-c", "import bm25s"]) for _ in range(3))
@@ -235,14 +258,83 @@ def main() -> None:
           f"{fmt(med(raw_times), 'ms')} | {med(search_times) / med(raw_times):.2f}x | – |")
     print(f"| warm query: library `query()` with freshness check, snippets, citations | "
           f"{fmt(med(query_times), 'ms')} | – | – | – |")
+    print(f"| warm query: library `query()` on open shards (as the MCP server keeps them) | "
+          f"{fmt(med(open_times), 'ms')} | – | – | – |")
     print(f"| cold CLI query, new process (median of {len(cold)}) | {fmt(med(cold), 'ms')} | – | – | "
           f"{fmt(target['cold'], 'ms')} |")
     print(f"| baseline: `python -c pass` / `episteme --help` / `import bm25s` | {fmt(python_s, 'ms')} / "
           f"{fmt(help_s, 'ms')} / {fmt(bm25s_import, 'ms')} | – | – | – |")
     print(f"| peak RSS of a cold query | {max(rss) / 1024:.0f} MiB | – | – | 1024 MiB (1M) |")
     print(f"| index size on disk | {size / 1024 / 1024:.1f} MiB | – | – | – |")
+    print(f"| `index --out FILE` (up to date: the tar of {bundle.stat().st_size / 1024 / 1024:.1f} MiB), new "
+          f"process | {fmt(out_s)} | – | – | – |")
+    print(f"| cold CLI query from the index file (`--index FILE`, mapped; median of {len(cold_file)}) | "
+          f"{fmt(med(cold_file), 'ms')} | – | – | – |")
+    json_mib = artifact_json.stat().st_size / 1024 / 1024
+    print(f"| peak RSS: query `--index FILE` / `--index ARTIFACT.json` ({json_mib:.0f} MiB) | "
+          f"{max(from_file) / 1024:.0f} MiB / {from_json / 1024:.0f} MiB | – | – | 512 MiB |")
     if not args.keep:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def warm_rows(home, questions: list[str]) -> list[tuple[str, float, float]]:  # type: ignore[no-untyped-def]
+    """(measure, median wall seconds, median CPU seconds) of the warm query paths, 3 rounds of
+    ``questions`` after one round that touches (and verifies) the blocks they read."""
+    from episteme_core.index.shards import open_shards
+    from episteme_core.query import query
+
+    shard_set = open_shards(home)
+    for q in questions:
+        query(home, q, limit=10, shard_set=shard_set)
+    paths = {
+        "warm query: shard search, top 10": lambda q: shard_set.search(q, 10),
+        "warm query: library `query()` on open shards (as the MCP server keeps them)":
+            lambda q: query(home, q, limit=10, shard_set=shard_set),
+        "warm query: library `query()` opening the shards (freshness check, new block checks)":
+            lambda q: query(home, q, limit=10),
+    }
+    rows = []
+    for name, run in paths.items():
+        walls, cpus = [], []
+        for _ in range(3):
+            for q in questions:
+                wall, cpu = time.perf_counter(), time.process_time()
+                run(q)
+                walls.append(time.perf_counter() - wall)
+                cpus.append(time.process_time() - cpu)
+        rows.append((name, statistics.median(walls), statistics.median(cpus)))
+    return rows
+
+
+def queries_only(home_root: Path, args: argparse.Namespace) -> None:
+    """The query rows on an existing home (built by a --keep run): warm paths (numpy imported, as in a
+    server), the cold CLI query and its peak RSS."""
+    import numpy  # noqa: F401  (a warm process has it: the server, a second query)
+
+    from episteme_core.store.home import Home
+
+    home = Home(home_root)
+    words: list[str] = []
+    for _, batch_words in corpus_batches(100):
+        words = batch_words
+    rng = random.Random(99)
+    questions = [" ".join(rng.choices(words[:2000], k=rng.randint(1, 3))) for _ in range(args.queries)]
+    rows = warm_rows(home, questions)
+    py = sys.executable
+    cli = ["--home", str(home.root), "query", "--term"]
+    wall_of([py, "-m", "episteme_core", *cli, "warm up the bytecode cache"])
+    cold = [wall_of([py, "-m", "episteme_core", *cli, questions[i % len(questions)], "--json"])
+            for i in range(args.cold_runs)]
+    rss = [rss_of([*cli, q, "--json"]) for q in questions[:3]]
+    print(f"Machine: {platform.machine()}, {os.cpu_count()} CPU(s), Python {platform.python_version()}; "
+          f"home {home.root}; {len(questions)} queries of 1-3 words from the 2,000 commonest\n")
+    print("| measure | median wall | median CPU |")
+    print("|---|---:|---:|")
+    for name, wall, cpu in rows:
+        print(f"| {name} | {wall * 1000:.1f} ms | {cpu * 1000:.1f} ms |")
+    cold_ms = statistics.median(cold) * 1000
+    print(f"| cold CLI query, new process (median of {len(cold)}) | {cold_ms:.0f} ms | – |")
+    print(f"| peak RSS of a cold query | {max(rss) / 1024:.0f} MiB | – |")
 
 
 if __name__ == "__main__":

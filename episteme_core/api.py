@@ -24,6 +24,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Family": ("episteme_core.components", "Family"),
     "Chunker": ("episteme_core.components", "Chunker"),
     "Indexer": ("episteme_core.components", "Indexer"),
+    "SearchableShard": ("episteme_core.components", "SearchableShard"),
+    "SearchableShards": ("episteme_core.components", "SearchableShards"),
     "ReaderKind": ("episteme_core.components", "ReaderKind"),
     "Exporter": ("episteme_core.components", "Exporter"),
     "DEFAULT_PRIORITY": ("episteme_core.components", "DEFAULT_PRIORITY"),
@@ -71,6 +73,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Chunk": ("episteme_core.chunk", "Chunk"),
     "ChunkBlock": ("episteme_core.chunk", "ChunkBlock"),
     "ChunkDiagnostic": ("episteme_core.chunk", "ChunkDiagnostic"),
+    "chunk_from_json": ("episteme_core.chunk", "chunk_from_json"),
     "Cut": ("episteme_core.chunking.rows", "Cut"),
     "build_chunks": ("episteme_core.chunking.rows", "build_chunks"),
     "cut_rows": ("episteme_core.chunking.rows", "cut_rows"),
@@ -80,6 +83,15 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "layout": ("episteme_core.chunking.layout", "layout"),
     "windows": ("episteme_core.chunking.layout", "windows"),
     "Window": ("episteme_core.chunking.layout", "Window"),
+    # Indexers: search over shards, the shards stage's commit, opening it fresh, the one-file form.
+    "Filters": ("episteme_core.search", "Filters"),
+    "Hit": ("episteme_core.search", "Hit"),
+    "ShardSet": ("episteme_core.search", "ShardSet"),
+    "ShardsWriter": ("episteme_core.shardstage", "ShardsWriter"),
+    "StoredShard": ("episteme_core.shardstage", "StoredShard"),
+    "open_committed": ("episteme_core.shardstage", "open_committed"),
+    "open_bundle": ("episteme_core.shardstage", "open_bundle"),
+    "IndexBundle": ("episteme_core.indexbundle", "IndexBundle"),
     # Personal records (sources of records: books, chats, commits, ...).
     "Record": ("episteme_core.personal.model", "Record"),
     "Paragraph": ("episteme_core.personal.model", "Paragraph"),
@@ -133,18 +145,20 @@ __all__ = [
     "CONTENT_TRUST", "Cancelled", "Candidate", "Chunk", "ChunkBlock", "ChunkDiagnostic", "Chunker",
     "Collected", "Command", "Context", "Cut", "DEFAULT_PRIORITY", "Diagnostic", "Document",
     "DocumentBuilder", "ERROR_CODES", "EpistemeError", "Exporter", "ExtractRequest", "Extractor",
-    "Family", "Home", "HttpReader", "Indexer", "IngestSource", "MemoryChunk", "MemoryShard", "Outcome",
-    "Paragraph", "ProgressSink", "Provenance", "ReadError", "ReadReply", "ReadRequest", "Reader",
-    "ReaderKind", "ReaderPool", "ReaderSpec", "Record", "Register", "RunContext", "Section",
-    "SnapshotCatalog", "SnapshotWriter", "Source", "Span", "Tool", "ToolCall", "Window", "__version__",
-    "add_global_options", "add_int_option", "add_pack_option", "ask", "atomic_write", "build_chunks",
-    "build_record", "canonical_bytes", "canonical_text", "chunks_from_rows", "crashpoint", "cut_rows",
-    "decode_source", "decode_text", "extract_ids", "fingerprint", "from_timestamp", "fsync_dir",
-    "hookimpl", "id_segment", "ingest_outcome", "iter_chunk_rows", "known_ids", "layout", "loads_strict",
-    "make_identity", "merge_grown", "paragraph_rows", "parse_time", "read_catalog", "read_chunks",
-    "read_documents", "read_input", "reader_messages", "reader_prompt_parts", "reader_response_format",
-    "run_ingest", "safe_name", "sha256_hex", "split_paragraphs", "temp_path_for", "utc_iso",
-    "window_rows", "windows",
+    "Family", "Filters", "Hit", "Home", "HttpReader", "IndexBundle", "Indexer", "IngestSource",
+    "MemoryChunk", "MemoryShard", "Outcome", "Paragraph", "ProgressSink", "Provenance", "ReadError",
+    "ReadReply", "ReadRequest", "Reader", "ReaderKind", "ReaderPool", "ReaderSpec", "Record", "Register",
+    "RunContext", "SearchableShard", "SearchableShards", "Section", "ShardSet", "ShardsWriter",
+    "SnapshotCatalog", "SnapshotWriter", "Source", "Span", "StoredShard", "Tool", "ToolCall", "Window",
+    "__version__", "add_global_options", "add_int_option", "add_pack_option", "ask", "atomic_write",
+    "build_chunks", "build_record", "canonical_bytes", "canonical_text", "chunk_from_json",
+    "chunks_from_rows", "crashpoint",
+    "cut_rows", "decode_source", "decode_text", "extract_ids", "fingerprint", "from_timestamp",
+    "fsync_dir", "hookimpl", "id_segment", "ingest_outcome", "iter_chunk_rows", "known_ids", "layout",
+    "loads_strict", "make_identity", "merge_grown", "open_bundle", "open_committed", "paragraph_rows",
+    "parse_time", "read_catalog", "read_chunks", "read_documents", "read_input", "reader_messages",
+    "reader_prompt_parts", "reader_response_format", "run_ingest", "safe_name", "sha256_hex",
+    "split_paragraphs", "temp_path_for", "utc_iso", "window_rows", "windows",
 ]
 
 
@@ -194,6 +208,7 @@ if TYPE_CHECKING:
     from episteme_core.chunk import Chunk as Chunk
     from episteme_core.chunk import ChunkBlock as ChunkBlock
     from episteme_core.chunk import ChunkDiagnostic as ChunkDiagnostic
+    from episteme_core.chunk import chunk_from_json as chunk_from_json
     from episteme_core.chunking import iter_chunk_rows as iter_chunk_rows
     from episteme_core.chunking import read_chunks as read_chunks
     from episteme_core.chunking.layout import Window as Window
@@ -219,6 +234,8 @@ if TYPE_CHECKING:
     from episteme_core.components import Indexer as Indexer
     from episteme_core.components import IngestSource as IngestSource
     from episteme_core.components import ReaderKind as ReaderKind
+    from episteme_core.components import SearchableShard as SearchableShard
+    from episteme_core.components import SearchableShards as SearchableShards
     from episteme_core.components import Source as Source
     from episteme_core.context import ProgressSink as ProgressSink
     from episteme_core.context import RunContext as RunContext
@@ -240,6 +257,7 @@ if TYPE_CHECKING:
     from episteme_core.extract.text import decode as decode_source
     from episteme_core.hookspecs import Register as Register
     from episteme_core.hookspecs import hookimpl as hookimpl
+    from episteme_core.indexbundle import IndexBundle as IndexBundle
     from episteme_core.inputs import read_input as read_input
     from episteme_core.personal.ingest import Collected as Collected
     from episteme_core.personal.ingest import run_ingest as run_ingest
@@ -255,8 +273,15 @@ if TYPE_CHECKING:
     from episteme_core.personal.store import known_ids as known_ids
     from episteme_core.personal.text import decode_text as decode_text
     from episteme_core.personal.text import split_paragraphs as split_paragraphs
+    from episteme_core.search import Filters as Filters
+    from episteme_core.search import Hit as Hit
+    from episteme_core.search import ShardSet as ShardSet
     from episteme_core.serve.tools import Tool as Tool
     from episteme_core.serve.tools import ToolCall as ToolCall
+    from episteme_core.shardstage import ShardsWriter as ShardsWriter
+    from episteme_core.shardstage import StoredShard as StoredShard
+    from episteme_core.shardstage import open_bundle as open_bundle
+    from episteme_core.shardstage import open_committed as open_committed
     from episteme_core.snapshots import SnapshotCatalog as SnapshotCatalog
     from episteme_core.snapshots import SnapshotWriter as SnapshotWriter
     from episteme_core.snapshots import make_identity as make_identity

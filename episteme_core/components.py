@@ -15,7 +15,7 @@ naming both; the one registered first (builtins, then plugins in entry-point ord
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
@@ -25,8 +25,10 @@ if TYPE_CHECKING:
     from episteme_core.chunk import Chunk
     from episteme_core.cli.command import Outcome
     from episteme_core.cli.context import Context
+    from episteme_core.context import RunContext
     from episteme_core.document import Document
     from episteme_core.extract.api import ExtractRequest
+    from episteme_core.search import Filters, Hit
     from episteme_core.store.home import Home
 
 DEFAULT_PRIORITY = 0
@@ -114,17 +116,93 @@ class Chunker(Protocol):
 
 
 @runtime_checkable
-class Indexer(Protocol):
-    """Builds frozen shards from committed chunks (``episteme_indexers``); ``episteme index --indexer``.
+class SearchableShard(Protocol):
+    """One shard an indexer opened: its scored units ranked for analyzed terms, and its chunks.
 
-    ``build`` runs under the writer lock and returns a report (an attrs record or a mapping) that
-    becomes the command's JSON data. Optional: ``open(home)``, the shards it built, for queries.
+    A unit is a chunk or a run of consecutive chunks; ``Hit.chunk_id`` and ``Hit.row`` name its first
+    chunk. ``ranked`` returns the best ``k`` units sorted by (-score, chunk id) and how many matched in
+    all; it applies ``filters`` (``Filters.accepts`` tests one chunk's JSON; a unit matches when one of
+    its chunks does) and, when given, rescales each term's scores to ``idf`` (term -> idf over all the
+    shards a query reads) so that shards compare. ``required`` terms must all be in a unit.
+    ``document_frequency`` and ``units`` count for that idf. ``languages`` are the stemming languages
+    its chunks were analyzed in (a query is analyzed in each).
+    """
+
+    name: str
+    source: str
+    units: int
+
+    @property
+    def languages(self) -> Sequence[str]: ...
+
+    def document_frequency(self, term: str) -> int: ...
+
+    def ranked(
+        self, terms: Sequence[str], k: int, filters: Filters | None = None, *,
+        required: Sequence[str] = (), idf: Mapping[str, float] | None = None,
+    ) -> tuple[list[Hit], int]: ...
+
+    def shown_rows(self, hit: Hit, filters: Filters | None = None) -> list[int]: ...
+
+    def row_json(self, row: int) -> dict[str, Any]: ...
+
+    def chunk(self, chunk_id: str) -> Chunk: ...
+
+
+@runtime_checkable
+class SearchableShards(Protocol):
+    """What an indexer's ``open(home)`` returns: the committed shards, fresh, searched as one.
+
+    Build it as ``episteme_core.api.ShardSet(home=, shards=, meta=, indexer=, in_flight=)`` (what
+    ``open_committed`` does): ``search`` searches each shard on its own (``ranked``) and merges by
+    (-score, chunk id) with one idf over all. ``meta`` is the commit's (``meta["indexer"]`` names its
+    indexer); ``in_flight`` names the writer at work when the shards were opened behind the chunks.
+    """
+
+    meta: dict[str, Any]
+    indexer: str
+    in_flight: dict[str, Any] | None
+
+    @property
+    def shards(self) -> Sequence[Any]: ...  # SearchableShard
+
+    @property
+    def sources(self) -> list[str]: ...
+
+    @property
+    def languages(self) -> list[str]: ...
+
+    def shard(self, name: str) -> SearchableShard: ...
+
+    def terms(self, text: str) -> list[str]: ...
+
+    def search(self, query: str | Sequence[str], k: int, filters: Filters | None = None, *,
+               required: Sequence[str] = ()) -> tuple[list[Hit], int]: ...
+
+    def idf(self, terms: Sequence[str], shards: Sequence[Any] | None = None) -> dict[str, float]: ...
+
+
+@runtime_checkable
+class Indexer(Protocol):
+    """Builds shards from committed chunks and opens them for search (``episteme_indexers``).
+
+    ``build(ctx, reshard=)`` runs under the writer lock (``episteme index``, ``pipeline``, ``ingest``)
+    and returns a report (an attrs record or a mapping: the command's JSON data); it reports progress
+    as ``ctx.progress.update("index", current, total, status, message)`` and commits to the shards
+    stage with the indexer's name (``ShardsWriter``). ``open(home)`` returns the committed shards
+    (``SearchableShards``) and refuses, with ``STALE_INDEX``, shards of another indexer and shards
+    behind the chunks or the log (``open_committed`` does both). ``query``, ``ask`` and ``serve``
+    reach the index only through these. Optional: ``open_artifact(bundle)`` (``query --index FILE``;
+    ``index --out`` needs it too), ``generation(home)`` (a token that changes when ``open`` could
+    give another answer; the server reopens then).
     """
 
     name: str
     help: str
 
-    def build(self, home: Home, *, reshard: bool = False, progress: Any = None) -> Any: ...
+    def build(self, ctx: RunContext, *, reshard: bool = False) -> Any: ...
+
+    def open(self, home: Home) -> SearchableShards: ...
 
 
 @runtime_checkable
@@ -223,7 +301,11 @@ CONTRACTS: dict[str, Contract] = {
         {"accepts_json": "accepts() on the record", "chunk_rows": "chunk() on the record",
          "priority": str(DEFAULT_PRIORITY), "help": "none"},
     ),
-    "indexer": Contract("indexer", Indexer, {"name": str, "help": str}, ("build",), {"open": "none"}),
+    "indexer": Contract(
+        "indexer", Indexer, {"name": str, "help": str}, ("build", "open"),
+        {"open_artifact": "index --out and query --index FILE refuse it",
+         "generation": "the shards stage, chunk index, log and writer lock files"},
+    ),
     "reader": Contract("reader", ReaderKind, {"name": str, "description": str}, ("open",)),
     "exporter": Contract(
         "exporter", Exporter, {"name": str, "help": str, "media_type": str}, ("configure", "export"),

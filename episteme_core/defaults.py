@@ -15,3 +15,8 @@ DEFAULT_BUDGET = 12_000
 MIN_BUDGET, MAX_BUDGET = 1, 10_000_000
 DEFAULT_CANDIDATES = 10  # passages (runs of paragraphs) per shard
 MIN_CANDIDATES, MAX_CANDIDATES = 1, 200
+
+# Index files (``query --index FILE|-``): larger than a manifest's 64 MiB; a tar file is mapped, JSON
+# and stdin are held in memory (about three times their size at the peak: under 512 MiB at the default).
+DEFAULT_MAX_INDEX_BYTES = 128 * 1024 * 1024
+MAX_INDEX_BYTES = 16 * 1024 * 1024 * 1024

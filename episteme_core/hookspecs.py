@@ -71,11 +71,13 @@ def episteme_chunkers(register: Register) -> None:
 
 @hookspec
 def episteme_indexers(register: Register) -> None:
-    """Register indexers (builtin: bm25), run by ``episteme index --indexer NAME``.
+    """Register indexers (builtin: bm25); a home uses the one ``--indexer`` or config ``indexer`` names.
 
-    An indexer (``components.Indexer``) builds frozen shards from committed chunks under the writer
-    lock and returns a report. Shards record the fingerprint of what they were built from, so stale
-    shards are refused.
+    An indexer (``components.Indexer``) builds shards from committed chunks under the writer lock
+    (``build(ctx, reshard=)``, a report) and opens them for search (``open(home)``, a
+    ``SearchableShards``); ``query``, ``ask``, ``pipeline``, ``ingest`` and ``serve`` reach the index
+    only through it. Its commit names the indexer and what the shards were built from, so shards of
+    another indexer, and stale shards, are refused. It never changes the other stages.
     """
 
 

@@ -43,6 +43,7 @@ class PipelineOptions:
     chunker: str | None = None  # the chunker to prefer (``--chunker``)
     executor: ExecutorSpec | None = None  # where extract, chunk and index run (None: this process)
     rehash: bool = False  # hash every local file of a map, trusting no recorded stat (``--rehash``)
+    indexer: str | None = None  # the indexer (``--indexer``; default: config.json's, else bm25)
 
 
 def _capture(ctx: RunContext, options: PipelineOptions) -> Any:
@@ -73,10 +74,11 @@ def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
     from episteme_core.convert import unstructure
     from episteme_core.executor import running
     from episteme_core.extract.run import extract_documents
-    from episteme_core.index.indexing import index_home
+    from episteme_core.indexers import build_index, get_indexer, report_data
     from episteme_core.snapshots import read_catalog
 
     check_options(options.max_chars, options.overlap_chars)
+    get_indexer(ctx.plugins, ctx.home, options.indexer)  # an unknown indexer is refused before any work
     update = ctx.progress.update
 
     def stage_progress(stage: str) -> Callable[[int, int, str], None]:
@@ -108,7 +110,7 @@ def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
                              prefer=options.chunker, warn=ctx.warn, executor=executor)
         ctx.check_cancelled()
         update("pipeline", 3, len(STAGES), "started", "Building search index")
-        indexed = index_home(home, progress=stage_progress("index"), executor=executor)
+        indexed = build_index(ctx, options.indexer, executor=executor)
         update("pipeline", 4, len(STAGES), "completed", "Done")
     return {
         "capture": captured.data(),
@@ -118,7 +120,7 @@ def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
             "documents": len(catalog.sources()),
         },
         "chunk": unstructure(chunked),
-        "index": unstructure(indexed),
+        "index": report_data(indexed),
     }
 
 
@@ -128,14 +130,18 @@ def render(data: dict[str, Any]) -> str:
     extract = data["extract"]
     chunk = data["chunk"]
     index = data["index"]
-    sources = ", ".join(f"{s} {n}" for s, n in index["sources"].items()) or "none"
+    if {"shards", "chunks", "sources", "built", "kept"} <= set(index):
+        sources = ", ".join(f"{s} {n}" for s, n in index["sources"].items()) or "none"
+        indexed = (f"{index['shards']} shard(s), {index['chunks']} chunk(s) ({sources}); "
+                   f"{len(index['built'])} built, {index['kept']} kept")
+    else:  # a plugin indexer's report, as it is
+        indexed = ", ".join(f"{key} {value}" for key, value in sorted(index.items()))
     return "\n".join([
         f"capture: {len(capture['sources'])} source(s): {counts['captured']} new, "
         f"{counts['unchanged']} unchanged, {counts['failed']} failed",
         f"extract: {len(extract['extracted'])} extracted, {extract['reused']} unchanged",
         f"chunk:   {chunk['chunks']} chunk(s) from {chunk['documents']} document(s) "
         f"({chunk['chunked']} chunked, {chunk['reused']} unchanged)",
-        f"index:   {index['shards']} shard(s), {index['chunks']} chunk(s) ({sources}); "
-        f"{len(index['built'])} built, {index['kept']} kept",
+        f"index:   {indexed}",
         "Next: episteme query --term WORDS",
     ])

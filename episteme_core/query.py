@@ -13,17 +13,21 @@ order, and ``exact`` asks every word to appear as written (both checked on the p
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from episteme_core.errors import EpistemeError
-from episteme_core.index.analyzer import query_terms_for, words
-from episteme_core.index.shards import Filters, Hit, Shard, ShardSet, open_shards
+from episteme_core.index.analyzer import words
+from episteme_core.index.proximity import RERANK_DEPTH
+from episteme_core.search import Filters, Hit
 from episteme_core.store.home import Home
 
 if TYPE_CHECKING:
     from episteme_core.chunk import Chunk
+    from episteme_core.components import SearchableShard, SearchableShards
+    from episteme_core.plugins import Plugins
 
 # The query path reads chunk rows as JSON (no record building, no document model import): a cold
 # ``episteme query`` pays only for what it prints.
@@ -108,6 +112,7 @@ class Passage:
     text: str
     rows: list[dict[str, Any]]  # chunk JSON objects, in reading order
     offsets: list[int]  # where each row's text begins in ``text``
+    focus: tuple[int, int] | None = None  # where runs were joined: the span of the one that ranked best
 
     def row_at(self, position: int) -> int:
         """The index of the row whose text holds (or, between rows, follows) ``position``."""
@@ -174,13 +179,15 @@ def parse_term(text: str) -> tuple[str, list[str]]:
 
 
 def snippet_window(text: str, terms: list[str] | dict[str, float], max_chars: int,
-                   languages: list[str] | None = None) -> tuple[int, int]:
+                   languages: list[str] | None = None,
+                   focus: tuple[int, int] | None = None) -> tuple[int, int]:
     """``[start, end)`` of at most ``max_chars`` characters of ``text``: the window that best matches
-    the query terms (a list weighs them equally; a dict gives each its IDF)."""
+    the query terms (a list weighs them equally; a dict gives each its IDF), kept on ``focus`` (the
+    span of the run that ranked best) where runs were joined."""
     from episteme_core.index.snippets import best_window
 
     weights = terms if isinstance(terms, dict) else dict.fromkeys(terms, 1.0)
-    return best_window(text, weights, max_chars, languages or ["english"])
+    return best_window(text, weights, max_chars, languages or ["english"], focus)
 
 
 def _holds(text: str, exact_words: set[str], phrases: list[list[str]]) -> bool:
@@ -264,7 +271,7 @@ def cite_row(row: dict[str, Any], start: int, end: int) -> Citation:
     )
 
 
-def passage_of(shard: Shard, hit: Hit, filters: Filters | None = None) -> Passage:
+def passage_of(shard: SearchableShard, hit: Hit, filters: Filters | None = None) -> Passage:
     """The passage a hit scored: its chunk, or its run's chunks (those that pass the filters) joined
     by a blank line."""
     rows = [shard.row_json(row) for row in shard.shown_rows(hit, filters)]
@@ -283,7 +290,7 @@ def result_for(passage: Passage | dict[str, Any], *, rank: int, score: float, sh
     if isinstance(passage, dict):
         passage = Passage(passage["text"], [passage], [0])
     text = passage.text
-    start, end = snippet_window(text, terms, max_chars, languages)
+    start, end = snippet_window(text, terms, max_chars, languages, passage.focus)
     index = passage.row_at(start)
     row, offset = passage.rows[index], passage.offsets[index]
     own = len(row["text"])
@@ -335,13 +342,18 @@ def query(
     offset: int = 0,
     max_chars: int = DEFAULT_MAX_CHARS,
     exact: bool = False,
-    shard_set: ShardSet | None = None,
+    shard_set: SearchableShards | None = None,
+    plugins: Plugins | None = None,
+    indexer: str | None = None,
+    warn: Callable[..., None] | None = None,
 ) -> QueryResult:
     """Rank the home's fresh shards for ``term``; a page of cited results sorted (-score, chunk id).
 
-    Quoted phrases in ``term`` must appear as written; ``exact`` asks the same of every word.
-    ``shard_set`` (shards already opened and checked fresh, as the MCP server keeps them) replaces
-    opening the home's shards for this one query."""
+    Quoted phrases in ``term`` must appear as written; ``exact`` asks the same of every word. The
+    shards are opened by the home's indexer (``indexer``, else config.json's, else bm25, among
+    ``plugins``, default the loaded ones); ``shard_set`` (shards already opened: the MCP server's, or
+    an index file's) replaces that. An answer from the last commit while a writer is at work is
+    reported through ``warn`` (``INDEX_UPDATING``)."""
     text = check_term(term)
     filters = filters or Filters()
     if not 1 <= limit <= MAX_LIMIT or not 0 <= offset <= MAX_OFFSET or not (
@@ -349,16 +361,25 @@ def query(
     ):
         raise EpistemeError("INVALID_USAGE", "limit, offset or max-chars out of range")
     if shard_set is None:
-        shard_set = open_shards(home)
+        from episteme_core.indexers import open_index
+
+        if plugins is None:
+            from episteme_core.plugins import get_plugins
+
+            plugins = get_plugins()
+        shard_set = open_index(home, plugins, indexer)
+    from episteme_core.indexers import warn_in_flight
+
+    warn_in_flight(shard_set, warn)
     scored, phrases = parse_term(text)
     languages = shard_set.languages
-    terms = query_terms_for(scored, languages)
+    terms = shard_set.terms(scored)
     phrase_words = [words(p) for p in phrases]
     phrase_words = [p for p in phrase_words if p]
     exact_words = set(words(scored)) if exact else set()
     checking = bool(exact_words or phrase_words)
-    required = sorted(set(query_terms_for(" ".join(exact_words | {w for p in phrase_words for w in p}),
-                                          languages))) if checking else []
+    required = sorted(set(shard_set.terms(" ".join(exact_words | {w for p in phrase_words for w in p}))
+                          )) if checking else []
 
     def empty(reason: str, total: int = 0) -> QueryResult:
         return QueryResult(
@@ -403,14 +424,16 @@ def query(
     )
 
 
-def _merged_page(shard_set: Any, terms: list[str], filters: Filters, offset: int,
+def _merged_page(shard_set: SearchableShards, terms: list[str], filters: Filters, offset: int,
                  limit: int) -> tuple[list[tuple[Hit, Passage]], int, bool]:
-    """A page of passages, overlapping runs joined (``runs.merge_overlapping``), the number of
-    matching units, and whether passages follow the page. Fetches more hits until the page is full."""
+    """A page of passages, reranked by proximity (``index.proximity``), overlapping runs joined
+    (``runs.merge_overlapping``), the number of matching units, and whether passages follow the page.
+    Fetches more hits until the page is full."""
     from episteme_core.index.runs import MERGED_CHARS, merge_overlapping
 
     need = offset + limit
-    k = 2 * need + 10
+    k = max(2 * need + 10, RERANK_DEPTH)
+    bonuses: dict[tuple[str, int], float] = {}  # (shard, unit) -> proximity bonus, kept as k grows
     while True:
         hits, total = shard_set.search(terms, k, filters)
         rows = [shard_set.shard(hit.shard).shown_rows(hit, filters) for hit in hits]
@@ -420,6 +443,9 @@ def _merged_page(shard_set: Any, terms: list[str], filters: Filters, offset: int
             for row in shown:
                 if (hit.shard, row) not in texts:
                     texts[(hit.shard, row)] = shard.row_json(row)
+        head = ["\n\n".join(texts[(hit.shard, row)]["text"] for row in shown)
+                for hit, shown in zip(hits[:RERANK_DEPTH], rows, strict=False)]
+        hits, rows = _reranked(hits, rows, head, terms, shard_set.languages, bonuses)
         sizes = {key: len(row["text"]) for key, row in texts.items()}
         runs = [[(hit.shard, row) for row in shown] for hit, shown in zip(hits, rows, strict=True)]
         merged = merge_overlapping(runs, sizes.__getitem__, MERGED_CHARS)
@@ -430,22 +456,53 @@ def _merged_page(shard_set: Any, terms: list[str], filters: Filters, offset: int
     for rank, keys in merged[offset : offset + limit]:
         chosen = [texts[key] for key in keys]
         offsets, at = [], 0
-        for row in chosen:
+        for chunk in chosen:
             offsets.append(at)
-            at += len(row["text"]) + 2
-        page.append((hits[rank], Passage("\n\n".join(row["text"] for row in chosen), chosen, offsets)))
+            at += len(chunk["text"]) + 2
+        best = set(runs[rank])
+        inside = [i for i, key in enumerate(keys) if key in best]
+        focus = None
+        if len(inside) < len(keys):  # joined: the best run's rows are consecutive in the passage
+            focus = (offsets[inside[0]], offsets[inside[-1]] + len(chosen[inside[-1]]["text"]))
+        page.append((hits[rank], Passage("\n\n".join(chunk["text"] for chunk in chosen), chosen, offsets,
+                                         focus)))
     return page, total, len(merged) > need or len(hits) < total
 
 
-def _checked(shard_set: Any, terms: list[str], required: list[str], filters: Filters, wanted: int,
-             exact_words: set[str], phrases: list[list[str]]) -> tuple[list[tuple[Hit, Passage]], int, bool]:
+def _reranked(hits: list[Hit], extra: list[Any], head: list[str], terms: list[str],
+              languages: list[str], cache: dict[tuple[str, int], float]) -> tuple[list[Hit], list[Any]]:
+    """``hits`` (best BM25 first) with the first ``RERANK_DEPTH`` scored again with their proximity
+    bonus (``head``: their passages' text), best first; ``extra`` (one item per hit) follows. ``cache``
+    keeps each unit's bonus while a page fetches more hits."""
+    from episteme_core.index.proximity import reorder, text_bonus
+
+    wanted = set(terms)
+    bonuses = []
+    for i, hit in enumerate(hits[:RERANK_DEPTH]):
+        key = (hit.shard, hit.unit)
+        if key not in cache:
+            cache[key] = text_bonus(head[i], wanted, languages)
+        bonuses.append(cache[key])
+    order = reorder([hit.score for hit in hits], bonuses)
+    rescored = [attrs.evolve(hits[i], score=hits[i].score + bonuses[i]) if i < len(bonuses) else hits[i]
+                for i in order]
+    return rescored, [extra[i] for i in order]
+
+
+def _checked(shard_set: SearchableShards, terms: list[str], required: list[str], filters: Filters,
+             wanted: int, exact_words: set[str],
+             phrases: list[list[str]]) -> tuple[list[tuple[Hit, Passage]], int, bool]:
     """Hits (with their passages) holding the exact words and phrases, best first: candidates hold
-    every required term; their text is checked in score order, at most ``MAX_CHECKED`` of them."""
+    every required term; the best ``RERANK_DEPTH`` are reranked by proximity as other queries are;
+    their text is checked in score order, at most ``MAX_CHECKED`` of them."""
     hits, candidates = shard_set.search(terms, MAX_CHECKED, filters, required=required)
+    head = [passage_of(shard_set.shard(hit.shard), hit, filters) for hit in hits[:RERANK_DEPTH]]
+    hits, known = _reranked(hits, [*head, *([None] * (len(hits) - len(head)))], [p.text for p in head],
+                            terms, shard_set.languages, {})
     kept: list[tuple[Hit, Passage]] = []
     count = 0
-    for hit in hits:
-        passage = passage_of(shard_set.shard(hit.shard), hit, filters)
+    for hit, ready in zip(hits, known, strict=True):
+        passage = ready if ready is not None else passage_of(shard_set.shard(hit.shard), hit, filters)
         if _holds(passage.text, exact_words, phrases):
             count += 1
             if len(kept) < wanted:

@@ -141,7 +141,10 @@ def check_component(component: Any, kind: str | None = None) -> str:
 
     ``kind`` defaults to the most specific kind ``component`` fully satisfies. Beyond the members the
     registry checks (``episteme_core.components``), a chunker is run over a sample document (its
-    chunks must be valid, sealed, bounded and reproducible) and a family's hooks are called once.
+    chunks must be valid, sealed, bounded and reproducible), a family's hooks are called once, and an
+    indexer builds and opens a sample home (its set and shards must keep their Protocols, name the
+    indexer, rank by (-score, chunk id), apply filters, hold only committed chunks, and refuse shards
+    a capture made stale).
     """
     from episteme_core.components import CONTRACTS, missing_members
 
@@ -160,6 +163,8 @@ def check_component(component: Any, kind: str | None = None) -> str:
         _check_chunker(component)
     elif kind == "family":
         _check_family(component)
+    elif kind == "indexer":
+        _check_indexer(component)
     return kind
 
 
@@ -226,6 +231,47 @@ def _check_family(family: Any) -> None:
     if callable(refine):
         block = Block(id="b", kind="paragraph", text="It MUST be so.")
         assert isinstance(refine(block, None), Block), "refine_block must return a Block"
+
+
+def _check_indexer(indexer: Any) -> None:
+    import tempfile
+
+    from episteme_core.components import SearchableShard, SearchableShards
+    from episteme_core.context import RunContext
+    from episteme_core.errors import EpistemeError
+    from episteme_core.plugins import load_plugins
+    from episteme_core.search import Filters
+
+    with tempfile.TemporaryDirectory() as folder:
+        sample = make_sample_home(Path(folder) / "home")
+        ctx = RunContext(command="check", home=sample.home, plugins=load_plugins())
+        with ctx.writing():
+            indexer.build(ctx, reshard=False)
+        opened = indexer.open(sample.home)
+        assert isinstance(opened, SearchableShards), f"open() of {indexer.name} is no SearchableShards"
+        assert opened.indexer == indexer.name and opened.meta.get("indexer") == indexer.name, (
+            "the commit must name its indexer (ShardsWriter does)")
+        for shard in opened.shards:
+            name = getattr(shard, "name", shard)
+            assert isinstance(shard, SearchableShard), f"shard {name!r} is no SearchableShard"
+        hits, total = opened.search("paragraph", 10)
+        assert hits and total >= len(hits), "a word of the sample home finds nothing"
+        ordered = sorted(hits, key=lambda hit: (-hit.score, hit.chunk_id))
+        assert hits == ordered, "hits are not sorted by (-score, chunk id)"
+        committed = {chunk.id for chunk in sample.chunks}
+        for hit in hits:
+            shard = opened.shard(hit.shard)
+            assert {shard.row_json(row)["id"] for row in shard.shown_rows(hit)} <= committed
+            assert shard.chunk(hit.chunk_id).id == hit.chunk_id
+        assert opened.search("paragraph", 10, Filters(family="no-such-family")) == ([], 0), "filters ignored"
+        store_snapshot(sample.home, "https://sample.example/later", b"A later capture.\n")
+        try:
+            indexer.open(sample.home)
+        except EpistemeError as exc:
+            assert exc.code == "STALE_INDEX", exc.code
+        else:
+            raise AssertionError(f"{indexer.name} answers from shards older than a capture "
+                                 "(open_committed refuses them)")
 
 
 # -- A home with a snapshot, a document and chunks. ------------------------------------------------

@@ -1,5 +1,6 @@
 """StaleIndexRefused: after the chunks change or a new capture is logged, query refuses with STALE_INDEX
-("run episteme index") until the index is rebuilt; it never answers from obsolete evidence."""
+("run episteme index") until the index is rebuilt, whenever no writer is at work; it never answers from
+obsolete evidence (while a writer is at work it answers from the last commit: CommitInFlightAnswersTheLastCommit)."""
 
 from __future__ import annotations
 

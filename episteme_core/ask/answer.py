@@ -3,8 +3,9 @@
 The readers named labels; here those labels become the stored paragraphs they point to, verbatim (a
 label names a passage: one paragraph, or a run of a record's consecutive paragraphs, each kept with
 its own reference). Priority decides what fits the character budget (each shard's first-named
-passages first, then the second-named, ...; within a rank, the higher BM25 score relative to the
-shard's best; within a passage, its reading order); what fits is then shown in time order. A
+passages first, then the second-named, ...; within a rank, the higher score, which compares across
+shards (one idf over all of them), then the higher score relative to the shard's best; within a
+passage, its reading order); what fits is then shown in time order. A
 paragraph is never cut: one that does not fit is listed as omitted and smaller ones may still fit.
 """
 
@@ -112,8 +113,8 @@ def time_key(paragraph: StoredParagraph | AnswerParagraph) -> tuple[Any, ...]:
 def assemble(named: Sequence[Named], budget: int) -> Assembly:
     """The answer: named paragraphs deduplicated, within ``budget`` characters, in time order."""
     ordered = sorted(
-        named, key=lambda x: (x.rank, -x.relative_score, x.paragraph.shard, x.label, x.position,
-                              x.paragraph.ref, x.paragraph.chunk_id)
+        named, key=lambda x: (x.rank, -x.paragraph.score, -x.relative_score, x.paragraph.shard, x.label,
+                              x.position, x.paragraph.ref, x.paragraph.chunk_id)
     )
     kept: list[Named] = []
     by_key: dict[tuple[str, str], int] = {}

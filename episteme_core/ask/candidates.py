@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import attrs
 
 from episteme_core.ask.answer import StoredParagraph, parse_time
+from episteme_core.index.proximity import RERANK_DEPTH
 
 MARKED_KINDS = frozenset({"thinking", "tool_call", "tool_result"})
 SEPARATOR = "\n\n"
@@ -88,22 +89,32 @@ def stored_paragraph(shard: Shard, chunk_id: str, score: float, chunk: Any) -> S
 
 
 def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None,
-                  include_marked: bool, idf: dict[str, float] | None = None) -> list[CandidatePassage]:
-    """The shard's best ``wanted`` passages for ``question``, filters applied.
+                  include_marked: bool, idf: dict[str, float] | None = None,
+                  terms: Sequence[str] | None = None) -> list[CandidatePassage]:
+    """The shard's best ``wanted`` passages for ``question``, filters applied, the best BM25 ones
+    reranked by the proximity of the question's ``terms`` as ``query`` ranks them
+    (``index.proximity``).
 
-    ``since`` goes to the index as a filter and is checked again on every paragraph; marked
+    A shard's own ``passages`` ranks them; else its ``ranked`` over ``terms`` (the question's terms
+    as its indexer analyzes them), each unit's shown chunks a passage; else each chunk ``search``
+    finds. ``since`` goes to the index as a filter and is checked again on every paragraph; marked
     paragraphs (thinking, tool calls and results) are dropped unless asked for (a passage left with
     none is skipped, so more passages are fetched)."""
     filters = None
     if since is not None:
-        from episteme_core.index import Filters
+        from episteme_core.search import Filters
 
         filters = Filters(since=since)
     floor = parse_time(since) if since else None
-    k = wanted if include_marked else wanted * 4
+    k = max(wanted if include_marked else wanted * 4, RERANK_DEPTH)  # the proximity rerank reads as deep
     passages = getattr(shard, "passages", None)
+    ranked = getattr(shard, "ranked", None)
     if callable(passages):
         found = passages(question, k, filters, idf=idf)
+    elif callable(ranked) and terms is not None:
+        hits, _ = ranked(terms, k, filters, idf=idf)
+        found = [(hit.score, [shard.row_json(row)["id"] for row in shard.shown_rows(hit, filters)])  # type: ignore[attr-defined]
+                 for hit in hits]
     else:
         found = [(score, (chunk_id,)) for chunk_id, score in shard.search(question, k, filters)]
     from episteme_core.index.runs import MERGED_CHARS, merge_overlapping
@@ -114,6 +125,12 @@ def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None
         for chunk_id in chunk_ids:
             if chunk_id not in chunks:
                 chunks[chunk_id] = shard.chunk(chunk_id)
+    languages = getattr(shard, "languages", None) or ["english"]
+    if terms is None:
+        from episteme_core.index.analyzer import query_terms_for
+
+        terms = query_terms_for(question, languages)
+    found = reranked(found, lambda ids: SEPARATOR.join(chunks[c].text for c in ids), terms, languages)
     merged = merge_overlapping([ids for _, ids in found], lambda c: len(chunks[c].text), MERGED_CHARS)
     out: list[CandidatePassage] = []
     for rank, chunk_ids in merged:
@@ -131,6 +148,18 @@ def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None
             if len(out) >= wanted:
                 break
     return out
+
+
+def reranked(found: list[tuple[float, list[str]]], text_of: Callable[[list[str]], str],
+             terms: Sequence[str], languages: Sequence[str]) -> list[tuple[float, list[str]]]:
+    """``found`` (score, chunk ids), best BM25 first, with the first ``RERANK_DEPTH`` given their
+    proximity bonus for the query ``terms`` (``index.proximity``), best first."""
+    from episteme_core.index.proximity import reorder, text_bonus
+
+    wanted = set(terms)
+    bonuses = [text_bonus(text_of(ids), wanted, languages) for _, ids in found[:RERANK_DEPTH]]
+    order = reorder([score for score, _ in found], bonuses)
+    return [(found[i][0] + (bonuses[i] if i < len(bonuses) else 0.0), found[i][1]) for i in order]
 
 
 def _at_or_after(value: str | None, floor: datetime) -> bool:

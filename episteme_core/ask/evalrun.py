@@ -98,7 +98,7 @@ def load_questions(path: str) -> tuple[list[EvalQuestion], str]:
 
 def run_eval(home: Any, path: str, label: str, *, plugins: Any, warn: Any, reader: str | None = None,
              budget: int | None = None, candidates: int | None = None,
-             compare: str | None = None) -> dict[str, Any]:
+             compare: str | None = None, indexer: str | None = None) -> dict[str, Any]:
     """Ask every question, score it, save ``evals/<label>.json``; with ``compare``, add the table."""
     from episteme_core import __version__, telemetry
     from episteme_core.ask.run import DEFAULT_BUDGET, DEFAULT_CANDIDATES, AskOptions, ask, open_home_shards
@@ -108,7 +108,7 @@ def run_eval(home: Any, path: str, label: str, *, plugins: Any, warn: Any, reade
     check_label(label)
     other = load_report(home, check_label(compare, "--compare")) if compare else None
     questions, digest = load_questions(path)
-    shards = open_home_shards(home)
+    shards = open_home_shards(home, plugins, indexer, warn)
     rows: list[dict[str, Any]] = []
     total_started = time.monotonic()
     for q in questions:

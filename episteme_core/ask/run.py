@@ -1,9 +1,9 @@
 """``ask`` as a library function: candidates from BM25 per shard, readers name, the answer is built.
 
 The same function serves ``episteme ask``, ``episteme eval`` and the MCP server (``command`` says
-which, for telemetry). Shards come from the index (``episteme_core.index.open_shards``), or are
-handed in by tests and laws (any object with ``name``, ``source``, ``search(text, k, filters)``
-and ``chunk(chunk_id)``).
+which, for telemetry). Shards come from the home's indexer (``episteme_core.indexers.open_index``),
+or are handed in: the server's open set, or, from tests and laws, any objects with ``name``,
+``source``, ``search(text, k, filters)`` and ``chunk(chunk_id)``.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ class AskOptions:
     budget: int = DEFAULT_BUDGET
     candidates: int = DEFAULT_CANDIDATES
     include_marked: bool = False
+    indexer: str | None = None  # the indexer that opens the shards (default: config.json's, else bm25)
 
 
 @attrs.frozen
@@ -119,20 +120,30 @@ def parse_filter(text: str) -> tuple[str, ...]:
 
 
 # -- shards and candidates ----------------------------------------------------------------------------
-def open_home_shards(home: Any) -> list[Shard]:
-    """The home's shards; missing or stale ones are refused (``STALE_INDEX``: run episteme ingest)."""
-    from episteme_core.index import open_shards
+def open_home_shards(home: Any, plugins: Any = None, indexer: str | None = None,
+                     warn: Warn | None = None) -> Any:
+    """The home's shards (a ``SearchableShards`` set), opened by its indexer; missing or stale ones
+    are refused (``STALE_INDEX``: run episteme ingest). An answer from the last commit while a writer
+    is at work is reported through ``warn`` (``INDEX_UPDATING``)."""
+    from episteme_core.indexers import open_index, warn_in_flight
 
+    if plugins is None:
+        from episteme_core.plugins import get_plugins
+
+        plugins = get_plugins()
     try:
-        shard_set = open_shards(home)
+        shard_set = open_index(home, plugins, indexer)
+        warn_in_flight(shard_set, warn)
     except EpistemeError as exc:
-        if exc.code != "STALE_INDEX":
+        from episteme_core.shardstage import STALE_HINT
+
+        if exc.code != "STALE_INDEX" or exc.hint != STALE_HINT:  # another indexer's: its own command
             raise
         raise EpistemeError(
             "STALE_INDEX", f"{exc.message}; run episteme ingest", details=exc.details,
             hint="run episteme ingest (or episteme index) so that ask answers from current evidence",
         ) from exc
-    return list(shard_set.shards)
+    return shard_set
 
 
 # -- readers ----------------------------------------------------------------------------------------
@@ -167,14 +178,22 @@ def open_readers(home: Any, plugins: Any, name: str | None) -> list[Reader]:
     return readers
 
 
-def _idf(shards: Sequence[Shard], question: str) -> dict[str, float] | None:
-    """The question's terms' idf over all the shards asked (their scores then compare)."""
-    if len(shards) < 2:
-        return None
+def _terms(shards: Sequence[Shard], question: str, terms_of: Callable[[str], list[str]] | None) -> list[str]:
+    """The question's terms: as the shards' indexer analyzes them (``terms_of``, the opened set's),
+    else as the kernel's analyzer does in every language of the shards."""
+    if terms_of is not None:
+        return terms_of(question)
     from episteme_core.index.analyzer import query_terms_for
 
     languages = sorted({lang for s in shards for lang in getattr(s, "languages", ["english"])})
-    return idf_over(shards, query_terms_for(question, languages))
+    return query_terms_for(question, languages)
+
+
+def _idf(shards: Sequence[Shard], terms: Sequence[str]) -> dict[str, float] | None:
+    """The question's terms' idf over all the shards asked (their scores then compare)."""
+    if len(shards) < 2:
+        return None
+    return idf_over(shards, terms)
 
 
 # -- the question -----------------------------------------------------------------------------------
@@ -184,12 +203,13 @@ def ask(
     *,
     plugins: Any,
     warn: Warn,
-    shards: Sequence[Shard] | None = None,
+    shards: Sequence[Shard] | Any | None = None,
     command: str = "ask",
     label: str | None = None,
     readers: Sequence[Reader] | None = None,
 ) -> AskResult:
-    """Answer one question with the home's shards (or ``shards``); one telemetry line per call.
+    """Answer one question with the home's shards (or ``shards``: an opened ``SearchableShards`` set,
+    or a list of shards); one telemetry line per call.
 
     ``readers`` (opened readers) replaces the configured pool: for tests, laws and embedding code."""
     from episteme_core import telemetry
@@ -212,14 +232,16 @@ def ask(
         telemetry.record(home.root, line)
 
 
-def _ask(home: Any, options: AskOptions, plugins: Any, warn: Warn, shards: Sequence[Shard] | None,
+def _ask(home: Any, options: AskOptions, plugins: Any, warn: Warn, shards: Sequence[Shard] | Any | None,
          given: Sequence[Reader] | None, state: dict[str, Any], started: float) -> AskResult:
     from episteme_core.ask.pool import Pool
 
     registered = {s.name for s in plugins.all("source")}
     not_registered = sorted(set(options.filter or ()) - registered)
     try:
-        all_shards = list(shards) if shards is not None else open_home_shards(home)
+        opened = shards if shards is not None else open_home_shards(home, plugins, options.indexer, warn)
+        terms_of = getattr(opened, "terms", None) if hasattr(opened, "shards") else None
+        all_shards = list(opened.shards if hasattr(opened, "shards") else opened)
     except EpistemeError as exc:
         if exc.code == "STALE_INDEX" and not_registered:
             raise _unknown_sources(not_registered, registered) from exc
@@ -236,10 +258,11 @@ def _ask(home: Any, options: AskOptions, plugins: Any, warn: Warn, shards: Seque
     all_shards.sort(key=lambda s: (s.source, s.name))
     requests: list[ReadRequest] = []
     by_shard: dict[str, dict[str, CandidatePassage]] = {}
-    idf = _idf(all_shards, options.question)
+    terms = _terms(all_shards, options.question, terms_of)
+    idf = _idf(all_shards, terms)
     for shard in all_shards:
         found = candidates_of(shard, options.question, options.candidates, since=options.since,
-                              include_marked=options.include_marked, idf=idf)
+                              include_marked=options.include_marked, idf=idf, terms=terms)
         by_shard[shard.name] = {f"p{i}": p for i, p in enumerate(found, start=1)}
     cover = coverage_function(all_shards, options.question)
     coverages = {

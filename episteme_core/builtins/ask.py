@@ -39,6 +39,7 @@ def episteme_readers(register: Register) -> None:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
+    from episteme_core.builtins.indexing import add_indexer_option
     from episteme_core.cli.parser import add_int_option
     from episteme_core.defaults import (
         DEFAULT_BUDGET,
@@ -57,6 +58,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     add_int_option(parser, "--candidates", default=DEFAULT_CANDIDATES, low=MIN_CANDIDATES,
                    high=MAX_CANDIDATES,
                    help="BM25 passages (runs of paragraphs) per shard handed to the reader")
+    add_indexer_option(parser)
 
 
 def _configure_ask(parser: argparse.ArgumentParser) -> None:
@@ -83,6 +85,7 @@ def _run_ask(args: argparse.Namespace, ctx: Context) -> Outcome:
         budget=args.budget,
         candidates=args.candidates,
         include_marked=args.include_marked,
+        indexer=args.indexer,
     )
     result = ask(ctx.home, options, plugins=ctx.plugins, warn=ctx.warn)
     data = unstructure(result)
@@ -103,7 +106,8 @@ def _run_eval(args: argparse.Namespace, ctx: Context) -> Outcome:
     from episteme_core.ask.text import render_eval
 
     data = run_eval(ctx.home, args.questions, args.label, plugins=ctx.plugins, warn=ctx.warn,
-                    reader=args.reader, budget=args.budget, candidates=args.candidates, compare=args.compare)
+                    reader=args.reader, budget=args.budget, candidates=args.candidates, compare=args.compare,
+                    indexer=args.indexer)
     text = render_eval(data["report"], data["path"])
     if "compare" in data:
         text += "\n\n" + render_compare(data["compare"])

@@ -6,11 +6,15 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from episteme_core.cli.command import Command, Outcome
+from episteme_core.errors import EpistemeError
 from episteme_core.hookspecs import Register, hookimpl
 
 if TYPE_CHECKING:
     from episteme_core.cli.context import Context
-    from episteme_core.executor import ExecutorSpec
+    from episteme_core.components import Indexer, SearchableShards
+    from episteme_core.context import RunContext
+    from episteme_core.executor import Executor
+    from episteme_core.indexbundle import IndexBundle
     from episteme_core.store.home import Home
 
 
@@ -20,33 +24,23 @@ class Bm25Indexer:
     name = "bm25"
     help = "BM25 shards (bm25s lucene scores): one source per shard, frozen, memory-mapped"
 
-    def build(self, home: Home, *, reshard: bool = False, progress: Any = None, executor: Any = None) -> Any:
+    def build(self, ctx: RunContext, *, reshard: bool = False, executor: Executor | None = None) -> Any:
         from episteme_core.index.indexing import index_home
 
-        return index_home(home, reshard=reshard, progress=progress, executor=executor)
+        def progress(current: int, total: int, name: str) -> None:
+            ctx.progress.update("index", current, total, "completed" if current == total else "started", name)
 
-    def open(self, home: Home) -> Any:
-        from episteme_core.index import open_shards
+        return index_home(ctx.home, reshard=reshard, progress=progress, executor=executor)
+
+    def open(self, home: Home) -> SearchableShards:
+        from episteme_core.index.shards import open_shards
 
         return open_shards(home)
 
+    def open_artifact(self, bundle: IndexBundle) -> SearchableShards:
+        from episteme_core.index.shards import open_bundle_shards
 
-def run_index(ctx: Context, *, reshard: bool = False, indexer: str = "bm25",
-              spec: ExecutorSpec | None = None) -> Any:
-    """Index under the writer lock with progress, on the executor ``spec`` names (an indexer whose
-    ``build`` takes an ``executor``); returns the ``IndexReport``."""
-    from episteme_core.executor import accepts_executor, running
-
-    component = ctx.plugins.get("indexer", indexer)
-
-    def progress(current: int, total: int, name: str) -> None:
-        ctx.progress.update("index", current, total, "completed" if current == total else "started", name)
-
-    with ctx.writing():
-        if not accepts_executor(component.build):
-            return component.build(ctx.home, reshard=reshard, progress=progress)
-        with running(spec) as executor:
-            return component.build(ctx.home, reshard=reshard, progress=progress, executor=executor)
+        return open_bundle_shards(bundle)
 
 
 def describe(report: Any) -> str:
@@ -61,32 +55,54 @@ def describe(report: Any) -> str:
     )
 
 
+def add_indexer_option(parser: argparse.ArgumentParser) -> None:
+    """``--indexer NAME`` (default: config.json's indexer, else bm25)."""
+    parser.add_argument("--indexer", metavar="NAME",
+                        help="the indexer (default: \"indexer\" in config.json, else bm25)")
+
+
 def _configure(parser: argparse.ArgumentParser) -> None:
     from episteme_core.cli.executor import add_executor_options
 
     parser.add_argument("--reshard", action="store_true",
                         help="rebuild every shard (after changing shard_size or bm25 in config.json)")
-    parser.add_argument("--indexer", default="bm25", help="the indexer to use (default bm25)")
+    add_indexer_option(parser)
     parser.add_argument("--chunks", metavar="DIR", help="read chunks from DIR (default HOME/chunks)")
     parser.add_argument("--index", metavar="DIR", help="write shards to DIR (default HOME/shards)")
     add_executor_options(parser)
+    parser.add_argument("--out", metavar="FILE",
+                        help="also write the index as one file (a tar of the commit and its shards), "
+                             "atomically; '-' (needs --json) returns it in data.artifact (base64)")
 
 
 def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
     from episteme_core.builtins.chunking import stage_override
     from episteme_core.cli.executor import executor_spec_of
-    from episteme_core.convert import unstructure
+    from episteme_core.indexers import build_index, export_index, report_data
 
+    if args.out == "-" and not ctx.as_json:
+        raise EpistemeError("INVALID_USAGE",
+                            "--out - requires --json (the index comes back in data.artifact)")
     stage_override(ctx, "chunks", args.chunks)
     stage_override(ctx, "shards", args.index)
-    report = run_index(ctx, reshard=args.reshard, indexer=args.indexer, spec=executor_spec_of(args))
-    data = dict(report) if isinstance(report, dict) else unstructure(report)
-    return Outcome(data=data, text=describe(report))
+    if args.out is None:
+        report = build_index(ctx, args.indexer, reshard=args.reshard, spec=executor_spec_of(args))
+        return Outcome(data=report_data(report), text=describe(report))
+    report, written = export_index(ctx, args.out, args.indexer, reshard=args.reshard,
+                                   spec=executor_spec_of(args))
+    where = (f"\nIndex file: {written['outputPath']} ({written['bytes']} bytes)"
+             if written["outputPath"] else "")
+    data = {**report_data(report), "outputPath": written["outputPath"], "bytes": written["bytes"],
+            "sha256": written["sha256"], "bundleFingerprint": written["fingerprint"]}
+    if "artifact" in written:
+        data["artifact"] = written["artifact"]
+    return Outcome(data=data, text=describe(report) + where)
 
 
 @hookimpl
 def episteme_indexers(register: Register) -> None:
-    register(Bm25Indexer())
+    bm25: Indexer = Bm25Indexer()  # typed: it keeps the Protocol (open, build), checked by mypy
+    register(bm25)
 
 
 @hookimpl
@@ -97,7 +113,8 @@ def episteme_commands(register: Register) -> None:
         description=(
             "Pack the chunks no shard holds into new shards of at most shard_size chunks "
             "(config.json, default 50000) per source; shards already written never change. "
-            "--reshard rebuilds them all."
+            "--reshard rebuilds them all. --out FILE also writes the committed index as one file, "
+            "which query --index FILE answers from."
         ),
         configure=_configure,
         run=_run,

@@ -17,7 +17,9 @@ if TYPE_CHECKING:
 
 
 def _configure_query(parser: argparse.ArgumentParser) -> None:
+    from episteme_core.builtins.indexing import add_indexer_option
     from episteme_core.cli.parser import add_int_option
+    from episteme_core.defaults import DEFAULT_MAX_INDEX_BYTES, MAX_INDEX_BYTES
 
     parser.add_argument("--term", metavar="TEXT",
                         help='the words to look for (required); a "quoted phrase" must appear as written')
@@ -37,9 +39,14 @@ def _configure_query(parser: argparse.ArgumentParser) -> None:
     add_int_option(parser, "--limit", default=10, low=1, high=100, help="results per page")
     add_int_option(parser, "--offset", default=0, low=0, high=1_000_000, help="results to skip")
     add_int_option(parser, "--max-chars", default=1200, low=80, high=20_000, help="longest snippet")
-    parser.add_argument("--index", metavar="DIR", help="read shards from DIR (default HOME/shards)")
+    parser.add_argument("--index", metavar="DIR|FILE|-",
+                        help="read shards from DIR (default HOME/shards); or answer from an index file "
+                             "(episteme index --out FILE, or its data.artifact JSON), '-' for stdin")
+    add_int_option(parser, "--max-input-bytes", default=DEFAULT_MAX_INDEX_BYTES, low=1, high=MAX_INDEX_BYTES,
+                   help="largest index file or stdin accepted by --index FILE|-")
     parser.add_argument("--chunks", metavar="DIR", help="the chunks stage the shards must match "
                                                          "(default HOME/chunks)")
+    add_indexer_option(parser)
 
 
 def _since(value: str | None) -> str | None:
@@ -51,11 +58,17 @@ def _since(value: str | None) -> str | None:
 def _run_query(args: argparse.Namespace, ctx: Context) -> Outcome:
     from episteme_core.builtins.chunking import stage_override
     from episteme_core.convert import unstructure
-    from episteme_core.index.shards import Filters
     from episteme_core.query import check_term, query, render
+    from episteme_core.search import Filters
 
     check_term(args.term)
-    stage_override(ctx, "shards", args.index)
+    shard_set = None
+    if args.index is not None and (args.index == "-" or not Path(args.index).expanduser().is_dir()):
+        from episteme_core.indexers import open_index_file
+
+        shard_set = open_index_file(ctx.plugins, args.index, args.max_input_bytes, args.indexer)
+    else:
+        stage_override(ctx, "shards", args.index)
     stage_override(ctx, "chunks", args.chunks)
     filters = Filters(
         family=args.family, authority=args.authority, document_type=args.document_type,
@@ -63,7 +76,8 @@ def _run_query(args: argparse.Namespace, ctx: Context) -> Outcome:
         since=_since(args.since),
     )
     result = query(ctx.home, args.term, filters=filters, limit=args.limit, offset=args.offset,
-                   max_chars=args.max_chars, exact=args.exact)
+                   max_chars=args.max_chars, exact=args.exact, shard_set=shard_set, plugins=ctx.plugins,
+                   indexer=args.indexer, warn=ctx.warn)
     return Outcome(data=unstructure(result), text=render(result))
 
 
@@ -115,6 +129,7 @@ def _configure_pipeline(parser: argparse.ArgumentParser) -> None:
         add_rehash_option,
     )
     from episteme_core.builtins.chunking import add_chunk_options
+    from episteme_core.builtins.indexing import add_indexer_option
     from episteme_core.cli.executor import add_executor_options
 
     what = parser.add_mutually_exclusive_group(required=True)
@@ -133,6 +148,7 @@ def _configure_pipeline(parser: argparse.ArgumentParser) -> None:
     add_chunk_options(parser)
     add_rehash_option(parser)
     add_executor_options(parser)
+    add_indexer_option(parser)
 
 
 def _run_pipeline(args: argparse.Namespace, ctx: Context) -> Outcome:
@@ -142,7 +158,7 @@ def _run_pipeline(args: argparse.Namespace, ctx: Context) -> Outcome:
 
     common = {"max_input_bytes": args.max_input_bytes, "max_sources": args.max_sources,
               "max_chars": args.max_chars, "overlap_chars": args.overlap_chars, "chunker": args.chunker,
-              "executor": executor_spec_of(args), "rehash": args.rehash}
+              "executor": executor_spec_of(args), "rehash": args.rehash, "indexer": args.indexer}
     if args.manifest is not None:
         options = PipelineOptions(manifest=args.manifest, fetch=fetch_settings(args),
                                   fail_fast=args.fail_fast, **common)
@@ -161,7 +177,9 @@ def episteme_commands(register: Register) -> None:
         help="ranked, cited evidence for words: verbatim snippets with W3C selectors",
         description=(
             "Rank chunks by BM25 over the fresh shards and print each hit's heading, score, a "
-            "verbatim snippet and its citation. A stale or missing index is refused (STALE_INDEX)."
+            "verbatim snippet and its citation. A stale or missing index is refused (STALE_INDEX); "
+            "while a writer is at work, the last commit answers (warning INDEX_UPDATING). --index "
+            "FILE|- answers from an index file written by episteme index --out."
         ),
         configure=_configure_query,
         run=_run_query,

@@ -134,6 +134,9 @@ class _Stems:
 
     def all(self, words: list[str]) -> list[str]:
         cache = self.cache
+        found = list(map(cache.get, words))  # the usual case once warm: every word stemmed before
+        if None not in found:
+            return found  # type: ignore[return-value]
         missing = set(words).difference(cache)
         if missing:
             if len(cache) + len(missing) > MAX_CACHED_STEMS:
@@ -146,6 +149,13 @@ class _Stems:
 @functools.cache
 def _stems(language: str) -> _Stems:
     return _Stems(language)
+
+
+def stem_words(found: list[str], language: str = DEFAULT_LANGUAGE) -> list[str]:
+    """``found`` (normalized words) stemmed in ``language``, one for one (cached per word)."""
+    if language == NO_STEMMING:
+        return list(found)
+    return _stems(language).all(found)
 
 
 def normalize(text: str) -> str:

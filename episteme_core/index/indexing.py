@@ -1,11 +1,12 @@
 """The shards stage writer: pack committed chunks into frozen shards, one source per shard.
 
 A shard, once written, never changes (its file is named by its sha256). A run keeps every shard
-whose analyzer and BM25 parameters still hold, records the rows whose chunks are gone as deleted
-(in the stage index: they are never returned), drops shards left with no live row, and packs the
-chunks no shard holds into new shards of at most ``shard_size`` chunks per source. ``reshard``
-rebuilds everything. The commit records the chunk index (fingerprint and sha256 of its bytes) and
-the log position it covers; readers refuse anything else as stale.
+this indexer built whose analyzer and BM25 parameters still hold, records the rows whose chunks are
+gone as deleted (in the stage index: they are never returned), drops shards left with no live row,
+and packs the chunks no shard holds into new shards of at most ``shard_size`` chunks per source.
+``reshard`` rebuilds everything. The commit records the indexer (``bm25``), the chunk index
+(fingerprint and sha256 of its bytes) and the log position it covers; readers refuse anything else
+as stale.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from episteme_core.index.build import BM25_DEFAULTS, build_shard
 from episteme_core.index.fields import FIELD_DEFAULTS, FIELDS, MAX_WEIGHT, MIN_WEIGHT, indexed
 from episteme_core.index.runs import MAX_RUN_CHARS, MIN_RUN_CHARS, RUN_CHARS, SECTION_RUN_CHARS
 from episteme_core.index.shardfile import header_sha256
-from episteme_core.index.shards import STAGE, Shard
+from episteme_core.index.shards import INDEXER, STAGE, Shard
 from episteme_core.records import StageEntry
+from episteme_core.shardstage import indexer_of, log_mark
 from episteme_core.store.home import Home
 from episteme_core.store.stage import Stage
 
@@ -132,14 +134,14 @@ def source_label(source: str) -> str:
 
 def _same_but_log_mark(home: Home, old: dict[str, Any], new: dict[str, Any]) -> bool:
     """True when only the log mark moved and the log gained no capture past the old mark."""
-    from episteme_core.index.shards import _log_tail_has_captures
+    from episteme_core.shardstage import log_has_captures_after
 
     marks = ("logPosition", "logBytes")
     if any(k not in old for k in marks):
         return False
     if {k: v for k, v in old.items() if k not in marks} != {k: v for k, v in new.items() if k not in marks}:
         return False
-    return not _log_tail_has_captures(home, int(old.get("logBytes") or 0))
+    return not log_has_captures_after(home, int(old.get("logBytes") or 0))
 
 
 @attrs.frozen
@@ -173,16 +175,6 @@ def _pack(keys: list[str], objects: dict[str, StageEntry], counts: dict[str, int
     if current:
         packed.append(current)
     return packed
-
-
-def _log_mark(home: Home) -> tuple[int, int]:
-    """(whole lines, bytes up to the last newline) of the log."""
-    try:
-        data = home.log_path.read_bytes()
-    except FileNotFoundError:
-        return 0, 0
-    end = data.rfind(b"\n") + 1
-    return data.count(b"\n", 0, end), end
 
 
 @attrs.frozen
@@ -284,6 +276,7 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None,
     analyzer = analyzer_params()
     compatible = (
         previous is not None
+        and indexer_of(previous.meta) == INDEXER
         and analyzer_id(previous.meta.get("analyzer")) == analyzer_id(analyzer)
         and previous.meta.get("bm25") == params
         and previous.meta.get("fields") == settings.fields
@@ -308,7 +301,8 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None,
     dropped: list[str] = []
     deleted_rows = 0
     # Shard numbers only grow (kept across commits, even --reshard): a name never means two contents.
-    next_seq: dict[str, int] = dict((previous.meta.get("nextShard") or {}) if previous else {})
+    ours = previous is not None and indexer_of(previous.meta) == INDEXER
+    next_seq: dict[str, int] = dict((previous.meta.get("nextShard") or {}) if ours and previous else {})
     if previous is not None and not resharded:
         kept = _keep(stage, previous, objects, next_seq)
         if kept is None:  # shards made before they recorded their inputs: rebuild them all
@@ -352,11 +346,12 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None,
         from episteme_core.chunking import note_written
 
         note_written(stage.dir)
-    lines, log_bytes = _log_mark(home)
+    lines, log_bytes = log_mark(home)
     sources: dict[str, int] = {}
     for info in infos.values():
         sources[info["source"]] = sources.get(info["source"], 0) + info["rows"] - len(info["deleted"])
     meta: dict[str, Any] = {
+        "indexer": INDEXER,
         "analyzer": analyzer,
         "bm25": params,
         "fields": settings.fields,
@@ -440,7 +435,7 @@ def _unchanged(home: Home, stage: Stage, previous: Any, chunk_fingerprint: str,
                progress: ProgressFn | None) -> IndexReport:
     """The shards were built from the committed chunks with these settings: keep them; only the log
     mark moves, when the log gained captures (readers compare it)."""
-    lines, log_bytes = _log_mark(home)
+    lines, log_bytes = log_mark(home)
     meta = {**previous.meta, "logPosition": lines, "logBytes": log_bytes}
     if _same_but_log_mark(home, previous.meta, meta) or meta == previous.meta:
         index, changed = previous, False

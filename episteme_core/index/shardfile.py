@@ -88,19 +88,29 @@ def header_sha256(data: bytes) -> str:
 class ShardFile:
     """An open shard file: header checked, arrays mapped, blocks verified on first touch."""
 
-    def __init__(self, path: Path, *, size: int, header_sha256: str) -> None:
+    def __init__(self, path: Path, *, size: int, header_sha256: str, data: memoryview | None = None) -> None:
+        """Map the file at ``path``; or, given ``data`` (the shard's bytes, e.g. inside an index
+        bundle), read those and name them ``path`` in messages."""
         self.path = path
-        try:
-            handle = open(path, "rb")
-        except FileNotFoundError:
-            self._fail("named by the shards index but missing")
-        with handle:
-            actual = handle.seek(0, 2)
-            if actual != size:
-                self._fail(f"is {actual} bytes, the shards index says {size}")
+        self._map: Any
+        if data is not None:
+            if len(data) != size:
+                self._fail(f"is {len(data)} bytes, the shards index says {size}")
             if size == 0:
                 self._fail("is empty")
-            self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+            self._map = data
+        else:
+            try:
+                handle = open(path, "rb")
+            except FileNotFoundError:
+                self._fail("named by the shards index but missing")
+            with handle:
+                actual = handle.seek(0, 2)
+                if actual != size:
+                    self._fail(f"is {actual} bytes, the shards index says {size}")
+                if size == 0:
+                    self._fail("is empty")
+                self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         self._view = memoryview(self._map)
         self._verified: set[int] = set()
         if bytes(self._view[: len(MAGIC)]) != MAGIC or size < len(MAGIC) + 8:

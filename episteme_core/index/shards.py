@@ -1,86 +1,57 @@
-"""Reading shards: open the committed set, refuse it when stale, and rank chunks by BM25.
+"""The bm25 indexer's shards: open the committed set (through ``shardstage``, from a home or an index
+bundle), refuse another analyzer's, and rank chunks by BM25.
 
 Scoring adds each query term's precomputed BM25 contributions (CSC postings of bm25s's lucene
 scores) in float64, terms in sorted order, so every path gives the same scores to the bit. Small
 queries are scored in plain Python over memory-mapped arrays (no numpy import: a cold ``episteme
-query`` stays fast); when the postings of all the shards a query reads exceed ``NUMPY_POSTINGS``,
-numpy ranks over the same map (scores, filters and the top k vectorised).
+query`` stays fast); when the postings of all the shards a query reads exceed ``NUMPY_POSTINGS`` (or
+``NUMPY_LOADED_POSTINGS`` once numpy is imported, as in a server), numpy ranks over the same map
+(scores, filters and the top k vectorised). A shard keeps the vocabulary lookups it made (a term's
+postings, the probes of the binary search), so a query looks each term up once and a server's
+queries share the top levels of the search.
 """
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import math
+import sys
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
-
-import attrs
+from typing import TYPE_CHECKING, Any
 
 from episteme_core.errors import EpistemeError
 from episteme_core.index.analyzer import analyzer_id, analyzer_params, query_terms_for
 from episteme_core.index.shardfile import ShardFile
-from episteme_core.store.home import Home
+from episteme_core.search import Filters, Hit, ShardSet, bm25_idf
+from episteme_core.shardstage import STAGE, STALE_HINT, StoredShard, check_current, check_indexer, stale
 
-STAGE = "shards"
+if TYPE_CHECKING:
+    from episteme_core.indexbundle import IndexBundle
+    from episteme_core.store.home import Home
+
+INDEXER = "bm25"
 NUMPY_POSTINGS = 200_000
-STALE_HINT = "run episteme index"
+NUMPY_LOADED_POSTINGS = 2_000  # the threshold once numpy is imported (a server, a second query)
+LOOKUPS_CACHED = 65_536  # vocabulary lookups a shard keeps (terms' postings, binary search probes)
+
+__all__ = ["INDEXER", "NUMPY_LOADED_POSTINGS", "NUMPY_POSTINGS", "STAGE", "STALE_HINT", "Bm25ShardSet",
+           "Filters", "Hit", "Shard", "ShardSet", "check_analyzer", "check_fresh", "numpy_pays",
+           "open_bundle_shards", "open_shard", "open_shards"]
 
 
-@attrs.frozen
-class Filters:
-    """Exact-match filters on chunk labels; ``since`` keeps chunks whose time is at or after it."""
-
-    family: str | None = None
-    authority: str | None = None
-    document_type: str | None = None
-    normativity: str | None = None
-    source: Sequence[str] | None = None  # shard sources (http, books, claude, ...)
-    since: str | None = None
-
-    def facet_values(self) -> dict[str, str]:
-        wanted = {
-            "family": self.family,
-            "authority": self.authority,
-            "documentType": self.document_type,
-            "normativity": self.normativity,
-        }
-        return {field: value for field, value in wanted.items() if value is not None}
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {**self.facet_values(), "since": self.since}
-        if self.source is not None:
-            data["source"] = sorted(self.source)
-        return {key: value for key, value in data.items() if value is not None}
-
-
-@attrs.frozen
-class Hit:
-    """One ranked unit of one shard: a chunk, or a run of a record's paragraphs (``unit`` is its
-    number; ``chunk_id`` and ``row`` are its first chunk's, ``Shard.unit_rows`` gives them all)."""
-
-    score: float
-    chunk_id: str
-    row: int
-    shard: str
-    unit: int = -1
-
-
-def bm25_idf(units: int, df: int) -> float:
-    """BM25's (lucene) idf of a term held by ``df`` of ``units`` scored units."""
-    return math.log(1 + (units - df + 0.5) / (df + 0.5))
-
-
-def stale(message: str, **details: Any) -> EpistemeError:
-    return EpistemeError("STALE_INDEX", message, details=details or None, hint=STALE_HINT)
+def numpy_pays(postings: int) -> bool:
+    """Whether numpy should rank a query adding ``postings`` entries: when they are many, or more
+    than a few once numpy is imported (a server, a process that ranked before); its import alone
+    costs more than plain Python spends on small work. Both paths give the same results to the bit."""
+    return postings > (NUMPY_LOADED_POSTINGS if "numpy" in sys.modules else NUMPY_POSTINGS)
 
 
 class Shard:
     """One frozen shard: chunks of one source, searchable, each chunk readable by id."""
 
     def __init__(self, path: Any, *, name: str, source: str, size: int, header_sha256: str,
-                 deleted: Iterable[int] = ()) -> None:
-        self.file = ShardFile(path, size=size, header_sha256=header_sha256)
+                 deleted: Iterable[int] = (), data: memoryview | None = None) -> None:
+        self.file = ShardFile(path, size=size, header_sha256=header_sha256, data=data)
         self.name = name
         self.source = source
         self.meta = self.file.meta
@@ -100,6 +71,10 @@ class Shard:
         ) if self.deleted and self._runs else self.deleted
         self._terms = self.file.count("vocabOffsets") - 1
         self._postings_cache: tuple[tuple[str, ...], list[tuple[str, int, int]]] | None = None
+        # Lookups a query repeats (a term's postings for its idf, then for its scores) and that
+        # queries share (the top levels of every binary search over the vocabulary), bounded.
+        self._span_cache: dict[str, tuple[int, int] | None] = {}
+        self._probe_cache: dict[int, bytes] = {}
 
     @property
     def live_rows(self) -> int:
@@ -117,17 +92,35 @@ class Shard:
 
     def document_frequency(self, term: str) -> int:
         """How many scored units hold ``term`` (0 when the vocabulary lacks it)."""
-        tid = self.term_id(term)
-        if tid is None:
-            return 0
-        start, stop = self.file.slice("postingsStart", tid, tid + 2)
-        return int(stop) - int(start)
+        span = self.term_span(term)
+        return 0 if span is None else span[1] - span[0]
 
     # vocabulary -----------------------------------------------------------
 
+    def term_span(self, term: str) -> tuple[int, int] | None:
+        """``[start, stop)`` of ``term``'s postings, or None when the vocabulary lacks it (cached)."""
+        cache = self._span_cache
+        if term in cache:
+            return cache[term]
+        tid = self.term_id(term)
+        span = None
+        if tid is not None:
+            start, stop = self.file.slice("postingsStart", tid, tid + 2)
+            span = (int(start), int(stop))
+        if len(cache) >= LOOKUPS_CACHED:
+            cache.clear()
+        cache[term] = span
+        return span
+
     def _term(self, index: int) -> bytes:
-        lo, hi = self.file.slice("vocabOffsets", index, index + 2)
-        return self.file.raw("vocabBytes", lo, hi)
+        found = self._probe_cache.get(index)
+        if found is None:
+            lo, hi = self.file.slice("vocabOffsets", index, index + 2)
+            found = self.file.raw("vocabBytes", lo, hi)
+            if len(self._probe_cache) >= LOOKUPS_CACHED:
+                self._probe_cache.clear()
+            self._probe_cache[index] = found
+        return found
 
     def term_id(self, term: str) -> int | None:
         """The id of ``term`` in the sorted vocabulary (binary search over the map), or None."""
@@ -253,11 +246,9 @@ class Shard:
     def _spans(self, terms: Sequence[str]) -> list[tuple[str, int, int]]:
         spans: list[tuple[str, int, int]] = []
         for term in terms:
-            tid = self.term_id(term)
-            if tid is not None:
-                start, stop = self.file.slice("postingsStart", tid, tid + 2)
-                if stop > start:
-                    spans.append((term, int(start), int(stop)))
+            span = self.term_span(term)
+            if span is not None and span[1] > span[0]:
+                spans.append((term, span[0], span[1]))
         return spans
 
     def idf(self, term: str) -> float:
@@ -266,7 +257,7 @@ class Shard:
 
     def ranked(
         self, terms: Sequence[str], k: int, filters: Filters | None = None, *, vectorized: bool | None = None,
-        required: Sequence[str] = (), idf: Mapping[str, float] | None = None,
+        required: Sequence[str] = (), idf: Mapping[str, float] | None = None, floor: float | None = None,
     ) -> tuple[list[Hit], int]:
         """The best ``k`` hits for ``terms`` (analyzed, sorted) and how many units matched in all.
 
@@ -274,7 +265,9 @@ class Shard:
         shards) rescales each term's stored scores from this shard's idf to that one, so scores of
         different shards compare as if they were one index. ``vectorized`` chooses numpy over plain
         Python (same scores and order to the bit); by default numpy is used when the postings to add
-        exceed ``NUMPY_POSTINGS``.
+        exceed ``NUMPY_POSTINGS`` (``numpy_pays``). ``floor`` leaves out hits scoring below it (the
+        k-th best score other shards already gave: such a hit cannot rank), so only the hits that
+        may rank read their chunk ids; the total still counts every match.
         """
         filters = filters or Filters()
         if filters.source is not None and self.source not in filters.source:
@@ -290,19 +283,29 @@ class Shard:
         if len(needed) < len(need):  # a required term no unit holds
             return [], 0
         if vectorized is None:
-            vectorized = sum(stop - start for start, stop, _ in spans) > NUMPY_POSTINGS
+            vectorized = numpy_pays(sum(stop - start for start, stop, _ in spans))
         if vectorized:
-            return self._ranked_numpy(spans, k, filters, needed)
-        scored: Iterable[tuple[int, float]] = self._score_python(spans)
+            return self._ranked_numpy(spans, k, filters, needed, floor)
+        acc = self._score_python(spans)
         if needed:
             counts: dict[int, int] = {}
             for start, stop in needed:
                 for unit in self.file.slice("postingsRows", start, stop):
                     counts[unit] = counts.get(unit, 0) + 1
-            scored = [(unit, score) for unit, score in scored if counts.get(unit, 0) == len(needed)]
-        matches = [(score, unit) for unit, score in scored if allowed(unit)]
-        best = heapq.nsmallest(k, matches, key=lambda item: (-item[0], item[1])) if k > 0 else []
-        return [self._hit(score, unit) for score, unit in best], len(matches)
+            acc = {unit: score for unit, score in acc.items() if counts.get(unit, 0) == len(needed)}
+        if not self.deleted_units and not filters.facet_values() and filters.since is None:
+            matches = acc  # every unit passes
+        else:
+            matches = {unit: score for unit, score in acc.items() if allowed(unit)}
+        total = len(matches)
+        if k <= 0 or not matches:
+            return [], total
+        # the k-th best score (floats compared in C), then the units at or above it, by (-score, unit)
+        least = heapq.nlargest(k, matches.values())[-1]
+        if floor is not None and floor > least:
+            least = floor
+        best = sorted(((-score, unit) for unit, score in matches.items() if score >= least))[:k]
+        return [self._hit(-negative, unit) for negative, unit in best], total
 
     def _scaled(self, spans: list[tuple[str, int, int]],
                 idf: Mapping[str, float] | None) -> list[tuple[int, int, float | None]]:
@@ -322,7 +325,8 @@ class Shard:
         return Hit(score, self.chunk_id(row), row, self.name, unit)
 
     def _ranked_numpy(self, spans: list[tuple[int, int, float | None]], k: int, filters: Filters,
-                      needed: Sequence[tuple[int, int]] = ()) -> tuple[list[Hit], int]:
+                      needed: Sequence[tuple[int, int]] = (),
+                      floor: float | None = None) -> tuple[list[Hit], int]:
         """``ranked`` in numpy: scores, filters and the top k by (-score, unit) without a Python loop
         over matches (units are sorted by their first chunk's id)."""
         import numpy as np
@@ -361,8 +365,13 @@ class Shard:
         if k <= 0 or total == 0:
             return [], total
         values = scores[found]
-        if total > k:  # keep the rows scoring at least the k-th best (ties included), then order them
-            keep = values >= np.partition(values, total - k)[total - k]
+        if floor is not None:  # hits below the k-th best of other shards cannot rank
+            keep = values >= floor
+            found, values = found[keep], values[keep]
+            if found.size == 0:
+                return [], total
+        if found.size > k:  # keep the rows scoring at least the k-th best (ties included), then order them
+            keep = values >= np.partition(values, found.size - k)[found.size - k]
             found, values = found[keep], values[keep]
         order = np.lexsort((found, -values))[:k]
         return [
@@ -370,7 +379,7 @@ class Shard:
             for score, unit in zip(values[order].tolist(), found[order].tolist(), strict=True)
         ], total
 
-    def _score_python(self, spans: list[tuple[int, int, float | None]]) -> Iterable[tuple[int, float]]:
+    def _score_python(self, spans: list[tuple[int, int, float | None]]) -> dict[int, float]:
         acc: dict[int, float] = {}
         get = acc.get
         for start, stop, factor in spans:
@@ -382,10 +391,9 @@ class Shard:
             else:
                 for row, value in zip(rows, data, strict=True):
                     acc[row] = get(row, 0.0) + value * factor
-        for unit in acc:
-            if unit >= self.units:
-                self.file._fail(f"posting names unit {unit} of {self.units}")
-        return acc.items()
+        if acc and max(acc) >= self.units:
+            self.file._fail(f"posting names unit {max(acc)} of {self.units}")
+        return acc
 
     def _score_arrays(self, spans: list[tuple[int, int, float | None]]) -> tuple[Any, Any]:
         """Per-unit scores (float64, terms added in order) and which units any term touched."""
@@ -402,13 +410,6 @@ class Shard:
             touched[rows] = True
         return scores, touched
 
-    def _score_numpy(self, spans: list[tuple[int, int, float | None]]) -> Iterable[tuple[int, float]]:
-        import numpy as np
-
-        scores, touched = self._score_arrays(spans)
-        found = np.nonzero(touched)[0]
-        return zip(found.tolist(), scores[found].tolist(), strict=True)
-
     def passages(self, question: str, k: int, filters: Filters | None = None, *,
                  idf: Mapping[str, float] | None = None) -> list[tuple[float, list[str]]]:
         """The best ``k`` units for ``question`` as (score, chunk ids in reading order); a run's
@@ -423,75 +424,20 @@ class Shard:
         return [(hit.chunk_id, hit.score) for hit in hits]
 
 
-@attrs.define
-class ShardSet:
-    """The committed shards of a home, fresh (checked when opened)."""
+class Bm25ShardSet(ShardSet):
+    """The bm25 indexer's open shards: one search chooses numpy for all of them at once, when the
+    postings the query adds over every shard it reads are many (numpy's import costs more than
+    small work)."""
 
-    home: Home
-    shards: list[Shard]
-    meta: dict[str, Any]
+    floors = True  # its shards' ranked take floor= (search passes the k-th best score so far)
 
-    @property
-    def sources(self) -> list[str]:
-        return sorted({shard.source for shard in self.shards})
-
-    @property
-    def languages(self) -> list[str]:
-        """The stemming languages of the shards (a query is analyzed in each)."""
-        return sorted({language for shard in self.shards for language in shard.languages}) or ["english"]
-
-    def shard(self, name: str) -> Shard:
-        for shard in self.shards:
-            if shard.name == name:
-                return shard
-        raise EpistemeError("INVALID_INPUT", f"no shard {name}", details={"shard": name})
-
-    def search(
-        self, query: str | Sequence[str], k: int, filters: Filters | None = None, *,
-        required: Sequence[str] = (),
-    ) -> tuple[list[Hit], int]:
-        """The best ``k`` hits over every shard, merged by (-score, chunk id), and the total;
-        ``required`` terms must all be in a hit."""
-        terms = query_terms_for(query, self.languages) if isinstance(query, str) else sorted(set(query))
-        merged: list[Hit] = []
-        total = 0
-        sources = None if filters is None else filters.source
-        searched = [shard for shard in self.shards if sources is None or shard.source in sources]
-        # numpy (its import costs more than small work) once the postings of all shards are many
-        postings = sum(stop - start for shard in searched for start, stop in shard.postings(terms))
-        vectorized = postings > NUMPY_POSTINGS
-        idf = self.idf(terms, searched) if len(searched) > 1 else None
-        for shard in searched:
-            hits, count = shard.ranked(terms, k, filters, vectorized=vectorized, required=required, idf=idf)
-            merged.extend(hits)
-            total += count
-        merged.sort(key=lambda hit: (-hit.score, hit.chunk_id))
-        return merged[:k], total
-
-    def idf(self, terms: Sequence[str], shards: Sequence[Shard] | None = None) -> dict[str, float]:
-        """Each term's BM25 idf over ``shards`` (default all) taken as one index: units and document
-        frequencies summed. Scores rescaled to it compare across shards."""
-        shards = self.shards if shards is None else shards
-        units = sum(shard.units for shard in shards)
-        return {term: bm25_idf(units, sum(shard.document_frequency(term) for shard in shards))
-                for term in terms}
-
-    def chunk(self, hit: Hit) -> Any:
-        return self.shard(hit.shard).chunk(hit.chunk_id)
+    def rank_options(self, terms: Sequence[str], shards: Sequence[Any]) -> dict[str, Any]:
+        postings = sum(stop - start for shard in shards for start, stop in shard.postings(terms))
+        return {"vectorized": numpy_pays(postings)}
 
 
-def _log_tail_has_captures(home: Home, offset: int) -> bool:
-    """True when the log, past byte ``offset``, records a captured snapshot (or was cut short)."""
-    from episteme_core.store.log import Log
-
-    kinds = Log(home.log_path).captured_kinds_after(offset)
-    return kinds is None or bool(kinds)
-
-
-def check_fresh(home: Home, meta: dict[str, Any]) -> None:
-    """Refuse (``STALE_INDEX``) shards of another analyzer, of other chunks, or older than a capture."""
-    from episteme_core.store.stage import Stage
-
+def check_analyzer(meta: Mapping[str, Any]) -> None:
+    """Refuse (``STALE_INDEX``) shards built by another analyzer (name and version)."""
     built, current = analyzer_id(meta.get("analyzer")), analyzer_id(analyzer_params())
     if built != current:
         raise stale(
@@ -499,43 +445,34 @@ def check_fresh(home: Home, meta: dict[str, Any]) -> None:
             "episteme index",
             analyzer=built, expected=current,
         )
-    chunk_index = Stage(home, "chunks").index_path
-    try:
-        digest = hashlib.sha256(chunk_index.read_bytes()).hexdigest()
-    except FileNotFoundError:
-        raise stale(f"the shards were built from chunks that are gone ({chunk_index} is missing)") from None
-    if digest != meta.get("chunkIndexSha256"):
-        raise stale("the chunks changed since the shards were built", chunkIndex=str(chunk_index))
-    if _log_tail_has_captures(home, int(meta.get("logBytes") or 0)):
-        raise stale(
-            "the log has captures newer than the shards (extract and chunk them, then index: "
-            "episteme pipeline does all)",
-            log=str(home.log_path),
-        )
 
 
-def open_shards(home: Home, *, check: bool = True) -> ShardSet:
-    """The home's committed shards; missing or stale shards are ``STALE_INDEX`` ("run episteme index")."""
-    from episteme_core.store.stage import Stage
+def check_fresh(home: Home, meta: dict[str, Any]) -> None:
+    """Refuse (``STALE_INDEX``) shards of another indexer or analyzer, of other chunks, or older than
+    a capture (whether or not a writer is at work: ``open_shards`` answers from the last commit then)."""
+    check_indexer(meta, INDEXER)
+    check_analyzer(meta)
+    check_current(home, meta)
 
-    stage = Stage(home, STAGE)
-    index = stage.read_index()
-    if index is None:
-        raise stale(f"no index in {stage.dir}", path=str(stage.dir))
-    meta = index.meta
-    if check:
-        check_fresh(home, meta)
-    infos = meta.get("shards") or {}
-    shards = []
-    for entry in index.entries:
-        info = infos.get(entry.key)
-        if not isinstance(info, dict):
-            raise EpistemeError(
-                "INVALID_INPUT", f"{stage.index_path}: shard {entry.key} has no metadata",
-                details={"path": str(stage.index_path)},
-            )
-        shards.append(Shard(
-            stage.object_path(entry), name=entry.key, source=info["source"], size=entry.bytes,
-            header_sha256=info["headerSha256"], deleted=info.get("deleted") or (),
-        ))
-    return ShardSet(home=home, shards=shards, meta=meta)
+
+def open_shard(stored: StoredShard) -> Shard:
+    """One committed shard, memory-mapped from its file (or over a bundle's bytes)."""
+    return Shard(stored.path or stored.where, name=stored.name, source=stored.source, size=stored.entry.bytes,
+                 header_sha256=stored.info["headerSha256"], deleted=stored.info.get("deleted") or (),
+                 data=stored.data)
+
+
+def open_shards(home: Home, *, check: bool = True) -> Bm25ShardSet:
+    """The home's committed shards; missing or stale shards are ``STALE_INDEX`` ("run episteme index"),
+    except that while a writer is at work the last commit is answered from (``in_flight``)."""
+    from episteme_core.shardstage import open_committed
+
+    return open_committed(home, INDEXER, open_shard, check=check_analyzer if check else None, fresh=check,
+                          set_type=Bm25ShardSet)
+
+
+def open_bundle_shards(bundle: IndexBundle) -> Bm25ShardSet:
+    """The shards of an index bundle (``episteme index --out``)."""
+    from episteme_core.shardstage import open_bundle
+
+    return open_bundle(bundle, INDEXER, open_shard, check=check_analyzer, set_type=Bm25ShardSet)

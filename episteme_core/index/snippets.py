@@ -115,11 +115,22 @@ def _best(matches: list[tuple[int, int, str, float]], span: int) -> tuple[float,
 
 
 def best_window(text: str, weights: Mapping[str, float], max_chars: int,
-                languages: Sequence[str] = (DEFAULT_LANGUAGE,)) -> tuple[int, int]:
+                languages: Sequence[str] = (DEFAULT_LANGUAGE,),
+                focus: tuple[int, int] | None = None) -> tuple[int, int]:
     """``[start, end)`` of at most ``max_chars`` characters of ``text`` that best match the query
-    terms ``weights`` (term -> IDF); the whole text when it fits, its start when nothing matches."""
+    terms ``weights`` (term -> IDF); the whole text when it fits, its start when nothing matches.
+
+    ``focus`` (a span of ``text``: the run that ranked best, where overlapping runs were joined)
+    keeps the window on it: the window is chosen within the focus and as much text on either side
+    as the budget leaves beyond it."""
     if len(text) <= max_chars:
         return 0, len(text)
+    if focus is not None:
+        room = max(0, max_chars - (focus[1] - focus[0]))
+        lo, hi = max(0, focus[0] - room), min(len(text), focus[1] + room)
+        if (lo, hi) != (0, len(text)):
+            start, end = best_window(text[lo:hi], weights, max_chars, languages)
+            return start + lo, end + lo
     matches = term_matches(text, weights, languages) if weights else []
     if not matches:
         return 0, _end_at_word(text, 0, max_chars)

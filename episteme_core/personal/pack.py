@@ -1,7 +1,8 @@
 """Bring the derived stages up to the log: extract what has no document, chunk, pack shards.
 
 Each step calls the library function of the stage that owns it (``extract.run.extract_documents``,
-``chunking.chunk_home``, ``index.index_home``). Call under the writer lock.
+``chunking.chunk_home``, and the home's indexer through ``indexers.build_index``). Call under the
+writer lock.
 """
 
 from __future__ import annotations
@@ -63,12 +64,12 @@ def pack_stages(ctx: RunContext, *, reshard: bool = False) -> dict[str, Any]:
         report["chunks"] = chunks.chunks
         report["chunkedDocuments"] = chunks.chunked
         step = "index"
-        from episteme_core.index import index_home
+        from episteme_core.indexers import build_index, report_data
 
-        shards = index_home(home, reshard=reshard)
-        report["shards"] = shards.shards
-        report["shardsBuilt"] = len(shards.built)
-        report["resharded"] = bool(shards.resharded)
+        shards = report_data(build_index(ctx, reshard=reshard))
+        report["shards"] = shards.get("shards")
+        report["shardsBuilt"] = len(shards.get("built") or ())
+        report["resharded"] = bool(shards.get("resharded", reshard))
     except EpistemeError as exc:
         report.update({
             "status": "failed", "failedStep": step, "error": {"code": exc.code, "message": exc.message},

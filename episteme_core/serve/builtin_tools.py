@@ -72,8 +72,8 @@ def _query_schema() -> dict[str, Any]:
 def run_query(arguments: dict[str, Any], call: ToolCall) -> dict[str, Any]:
     """``episteme query``: ranked, cited snippets from the server's open shards."""
     from episteme_core.convert import unstructure
-    from episteme_core.index.shards import Filters
     from episteme_core.query import check_since, check_term, query
+    from episteme_core.search import Filters
 
     term = check_term(arguments["term"])
     sources = arguments.get("source")
@@ -84,7 +84,8 @@ def run_query(arguments: dict[str, Any], call: ToolCall) -> dict[str, Any]:
     )
     result = query(call.home, term, filters=filters, limit=arguments.get("limit", 10),
                    offset=arguments.get("offset", 0), max_chars=arguments.get("maxChars", 1200),
-                   exact=bool(arguments.get("exact", False)), shard_set=call.shard_set())
+                   exact=bool(arguments.get("exact", False)), shard_set=call.shard_set(),
+                   warn=call.warn)
     data: dict[str, Any] = unstructure(result)
     return data
 
@@ -124,8 +125,11 @@ def run_ask(arguments: dict[str, Any], call: ToolCall) -> dict[str, Any]:
         candidates=arguments.get("candidates", ask_run.DEFAULT_CANDIDATES),
         include_marked=arguments.get("includeMarked", False),
     )
+    from episteme_core.indexers import warn_in_flight
+
     try:
-        shards: list[Any] | None = list(call.shard_set().shards)
+        shards: Any = call.shard_set()
+        warn_in_flight(shards, call.warn)
     except EpistemeError:
         shards = None  # ask opens the shards itself and refuses (and records telemetry) as the CLI does
     result = ask_run.ask(call.home, options, plugins=call.plugins, warn=call.warn, shards=shards,

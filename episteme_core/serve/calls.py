@@ -17,7 +17,7 @@ from episteme_core.errors import EpistemeError
 from episteme_core.serve.tools import ToolCall, ToolLike
 
 if TYPE_CHECKING:
-    from episteme_core.index.shards import ShardSet
+    from episteme_core.components import SearchableShards
     from episteme_core.plugins import Plugins
     from episteme_core.store.home import Home
 
@@ -78,7 +78,7 @@ class Caller:
     """Calls the served tools by name; thread-safe (each call gets its own ``ToolCall``)."""
 
     def __init__(self, tools: Iterable[ToolLike], home: Home, plugins: Plugins,
-                 open_shards: Callable[[], ShardSet]) -> None:
+                 open_shards: Callable[[], SearchableShards]) -> None:
         from jsonschema.validators import Draft202012Validator
 
         self.tools = {tool.name: tool for tool in tools}

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 if TYPE_CHECKING:
-    from episteme_core.index.shards import ShardSet
+    from episteme_core.components import SearchableShards
     from episteme_core.plugins import Plugins
     from episteme_core.store.home import Home
 
@@ -30,15 +30,15 @@ class ToolCall:
 
     home: Home
     plugins: Plugins
-    open_shards: Callable[[], ShardSet]
+    open_shards: Callable[[], SearchableShards]
     warnings: list[dict[str, Any]] = attrs.field(factory=list)
-    _shards: ShardSet | None = attrs.field(default=None, init=False)
+    _shards: SearchableShards | None = attrs.field(default=None, init=False)
 
     def warn(self, code: str, message: str, **extra: Any) -> None:
         """Report a warning with the result (the CLI's envelope ``warnings``)."""
         self.warnings.append({"code": code, "message": message, **extra})
 
-    def shard_set(self) -> ShardSet:
+    def shard_set(self) -> SearchableShards:
         if self._shards is None:
             self._shards = self.open_shards()
         return self._shards

@@ -52,12 +52,17 @@ def test_budget_at_and_just_past_the_bound() -> None:
     assert out.paragraphs == [] and out.omitted[0].chars == 100 and out.chars == 0
 
 
-def test_rank_interleaves_shards_and_relative_score_breaks_ties() -> None:
-    a1 = para("r:a#1", "a1", "2020-01-01")
-    a2 = para("r:a#2", "a2", "2020-01-01")
-    b1 = para("r:b#1", "b1", "2020-01-01")
+def test_rank_interleaves_shards_and_the_score_breaks_ties() -> None:
+    """Within a rank the higher score goes first (scores of shards compare: one idf over them all),
+    then the higher score relative to its shard's best."""
+    a1 = para("r:a#1", "a1", "2020-01-01", score=2.0)
+    a2 = para("r:a#2", "a2", "2020-01-01", score=1.8)
+    b1 = para("r:b#1", "b1", "2020-01-01", score=5.0)
     out = assemble([named(a1, 0, 1.0), named(a2, 1, 0.9), named(b1, 0, 1.0)], 1000)
-    assert out.ranked == ["r:a#1", "r:b#1", "r:a#2"]
+    assert out.ranked == ["r:b#1", "r:a#1", "r:a#2"]
+    c1 = para("r:c#1", "c1", "2020-01-01", score=2.0)
+    out = assemble([named(a1, 0, 0.5), named(c1, 0, 1.0)], 1000)
+    assert out.ranked == ["r:c#1", "r:a#1"]
 
 
 def test_parse_time_forms() -> None:

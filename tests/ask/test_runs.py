@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from episteme_core.ask.candidates import candidates_of
 from episteme_core.ask.memory import MemoryChunk, MemoryShard
 from episteme_core.ask.run import AskOptions, ask
@@ -80,3 +82,18 @@ def test_budget_takes_whole_paragraphs_of_runs_in_priority_order(tmp_path: Path)
     assert result.chars <= 100 and len(result.paragraphs) == 2
     assert [p.ref for p in result.paragraphs] == [f"{record}#1", f"{record}#2"]  # the run's reading order
     assert {o.ref for o in result.omitted} == {f"{record}#{n}" for n in (3, 4, 5)}
+
+
+def test_candidates_are_reranked_by_proximity_as_query_ranks() -> None:
+    """Two passages with the same words score alike; the one where they sit together comes first,
+    its score raised by the proximity bonus (``index.proximity``)."""
+    from episteme_core.index.analyzer import words
+    from episteme_core.index.proximity import bonus
+
+    spread = MemoryChunk("chat:claude/p/a#1", f"harpoon {FILLER} whale", "chat:claude/p/a", 1, None, "claude")
+    close = MemoryChunk("chat:claude/p/b#1", f"{FILLER} harpoon whale", "chat:claude/p/b", 1, None, "claude")
+    shard = MemoryShard("claude-0001", "claude", [spread, close])
+    found = candidates_of(shard, "whale harpoon", 10, since=None, include_marked=True)
+    assert [c.ref for c in found] == ["chat:claude/p/b#1", "chat:claude/p/a#1"]
+    apart = len(words(FILLER)) + 1
+    assert found[0].score - found[1].score == pytest.approx(bonus(1) - bonus(apart))

@@ -66,13 +66,57 @@ def test_hook_episteme_chunkers(plugin_site, home: Path) -> None:
 
 
 def test_hook_episteme_indexers(plugin_site, home: Path) -> None:
-    """``episteme index --indexer NAME`` runs the plugin's indexer under the writer lock."""
+    """A plugin indexer builds the shards (``index --indexer``), and ``query`` and ``ask`` reach them
+    only through it (by option or config.json); another indexer refuses its shards, naming the
+    command that rebuilds them; its shards travel as one file too."""
     plugin_site("sample")
     _sample_document(home)
-    result = _ok("--home", str(home), "--json", "index", "--indexer", "sample-indexer")
-    assert result.envelope["data"] == {"indexer": "sample-indexer", "chunks": 3, "reshard": False}
+    built = _ok("--home", str(home), "--json", "index", "--indexer", "sample-indexer")
+    assert built.envelope["data"] == {"indexer": "sample-indexer", "chunks": 3, "shards": 1, "reshard": False}
+    meta = json.loads((home / "shards" / "index.json").read_text())["meta"]
+    assert meta["indexer"] == "sample-indexer"
+    assert meta["shards"] == {"http-0001": {"rows": 3, "source": "http"}}
+
+    found = _ok("--home", str(home), "--json", "query", "--term", "Words", "--indexer", "sample-indexer")
+    data = found.envelope["data"]
+    validate(data, "query-result")
+    # the sample's own analyzer (words as written, no stemming) and its word-count scores
+    assert data["terms"] == ["words"] and data["total"] == 2
+    assert {r["snippet"] for r in data["results"]} == {"alpha words", "beta words"}
+    assert [r["chunkId"] for r in data["results"]] == sorted(r["chunkId"] for r in data["results"])  # ties
+    assert {(r["shard"], r["score"]) for r in data["results"]} == {("http-0001", 1.0)}
+
+    refused = invoke("--home", str(home), "--json", "query", "--term", "words")  # bm25 by default
+    error = refused.envelope["error"]
+    assert refused.exit_code == 3 and error["code"] == "STALE_INDEX"
+    assert "built by indexer 'sample-indexer'" in error["message"]
+    assert error["hint"] == "run episteme index --indexer bm25"
+
+    (home / "config.json").write_text(json.dumps({"indexer": "sample-indexer"}))
+    by_config = _ok("--home", str(home), "--json", "query", "--term", "Words")
+    assert by_config.envelope["data"] == data
+    asked = _ok("--home", str(home), "--json", "ask", "gamma")
+    answer = asked.envelope["data"]
+    validate(answer, "ask-result")
+    assert [p["text"] for p in answer["paragraphs"]] == ["gamma"]
+    assert [s["name"] for s in answer["shards"]] == ["http-0001"]
+    stale_ask = invoke("--home", str(home), "--json", "ask", "gamma", "--indexer", "bm25")
+    assert stale_ask.exit_code == 3
+    assert stale_ask.envelope["error"]["hint"] == "run episteme index --indexer bm25"
+
+    exported = _ok("--home", str(home), "--json", "index", "--out", "-")
+    artifact = exported.envelope["data"]["artifact"]
+    validate(artifact, "artifact")
+    assert artifact["indexer"] == "sample-indexer" and artifact["mediaType"] == "application/x-tar"
+    from_file = _ok("--json", "query", "--term", "Words", "--index", "-",
+                    stdin=json.dumps(artifact).encode())
+    assert from_file.envelope["data"] == data
+
     unknown = invoke("--home", str(home), "--json", "index", "--indexer", "nope")
     assert unknown.exit_code == 3 and "sample-indexer" in unknown.envelope["error"]["message"]
+    (home / "config.json").write_text(json.dumps({"indexer": "nope"}))
+    misconfigured = invoke("--home", str(home), "--json", "query", "--term", "words")
+    assert misconfigured.exit_code == 3 and "config.json" in misconfigured.envelope["error"]["message"]
 
 
 def test_hook_episteme_readers(plugin_site, home: Path) -> None:

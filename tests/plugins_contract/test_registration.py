@@ -93,3 +93,23 @@ def test_check_component_runs_a_chunker_and_catches_unsealed_chunks() -> None:
     assert sample_document().document_type == "text"
     with pytest.raises(AssertionError, match="is not sealed"):
         check_component(Unsealed(), "chunker")
+
+
+def test_check_component_runs_an_indexer_and_catches_one_that_ignores_filters(plugin_site) -> None:
+    from episteme_core.search import ShardSet
+
+    plugin_site("sample")
+    sample = load_plugins().get("indexer", "sample-indexer")
+    assert check_component(sample) == "indexer"
+
+    class Careless(type(sample)):  # type: ignore[misc]
+        def open(self, home):  # type: ignore[no-untyped-def]
+            opened = super().open(home)
+            for shard in opened.shards:
+                plain = shard.ranked
+                shard.ranked = lambda terms, k, filters=None, _plain=plain, **kw: _plain(terms, k, None, **kw)
+            assert isinstance(opened, ShardSet)
+            return opened
+
+    with pytest.raises(AssertionError, match="filters ignored"):
+        check_component(Careless(), "indexer")

@@ -3,6 +3,8 @@ deleted rows; and a query over many shards sizes the work once for all of them."
 
 from __future__ import annotations
 
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -73,10 +75,60 @@ def test_shard_set_chooses_numpy_from_all_postings(home: Path, monkeypatch: pyte
 
     monkeypatch.setattr(shards_module.Shard, "ranked", spy)
     postings = sum(b - a for s in shard_set.shards for a, b in s.postings(query_terms("whale sea")))
-    monkeypatch.setattr(shards_module, "NUMPY_POSTINGS", postings - 1)
+    # numpy is imported here (the test above used it): the lower threshold applies
+    assert "numpy" in sys.modules
+    monkeypatch.setattr(shards_module, "NUMPY_POSTINGS", postings)
+    monkeypatch.setattr(shards_module, "NUMPY_LOADED_POSTINGS", postings - 1)
     assert shard_set.search("whale sea", 5) == plain
     assert calls == [True] * len(shard_set.shards)
     calls.clear()
-    monkeypatch.setattr(shards_module, "NUMPY_POSTINGS", postings)
+    monkeypatch.setattr(shards_module, "NUMPY_LOADED_POSTINGS", postings)
     assert shard_set.search("whale sea", 5) == plain
     assert calls == [False] * len(shard_set.shards)
+    # without numpy imported, the higher threshold
+    monkeypatch.setattr(shards_module, "sys", types.SimpleNamespace(modules={}))
+    assert not shards_module.numpy_pays(postings) and shards_module.numpy_pays(postings + 1)
+
+
+def test_vocabulary_lookups_are_cached_bounded_and_exact(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shard keeps its lookups (a term's postings, binary-search probes) up to LOOKUPS_CACHED each;
+    at the bound the cache starts again, and every answer equals a fresh shard's."""
+    fresh = open_shards(Home(home)).shards
+    monkeypatch.setattr(shards_module, "LOOKUPS_CACHED", 3)
+    cached = open_shards(Home(home)).shards
+    terms = ["whale", "sea", "ship", "p01", "absent", "a", "whale"]
+    for shard, check in zip(cached, fresh, strict=True):
+        for term in terms * 2:
+            assert shard.term_span(term) == check.term_span(term)
+            assert shard.document_frequency(term) == check.document_frequency(term)
+            assert len(shard._span_cache) <= 3 and len(shard._probe_cache) <= 3
+        assert shard.term_span("absent") is None and shard.document_frequency("absent") == 0
+    first = open_shards(Home(home))
+    assert first.search("whale sea", 5) == first.search("whale sea", 5) == open_shards(Home(home)).search(
+        "whale sea", 5)
+
+
+@pytest.mark.parametrize("vectorized", [False, True])
+def test_a_floor_leaves_out_only_hits_below_it(home: Path, vectorized: bool) -> None:
+    """``floor`` (the k-th best score other shards gave) drops the hits scoring below it, keeps those
+    at it (ties are decided by chunk id later), and never changes the total."""
+    for shard in open_shards(Home(home)).shards:
+        terms = query_terms("whale sea ship")
+        hits, total = shard.ranked(terms, 100, vectorized=vectorized)
+        assert hits, shard.name
+        for cut in {hits[0].score, hits[len(hits) // 2].score, hits[-1].score, hits[0].score + 1}:
+            kept, count = shard.ranked(terms, 100, vectorized=vectorized, floor=cut)
+            assert count == total and kept == [hit for hit in hits if hit.score >= cut]
+            assert shard.ranked(terms, 2, vectorized=vectorized, floor=cut)[0] == kept[:2]
+
+
+def test_search_over_shards_with_floors_equals_merging_everything(home: Path) -> None:
+    shard_set = open_shards(Home(home))
+    for query in ("whale", "sea ship", "whale sea ship a", "p01 p12", "absent"):
+        terms = query_terms(query)
+        everything = sorted((hit for shard in shard_set.shards
+                             for hit in shard.ranked(terms, 1000, idf=shard_set.idf(terms))[0]),
+                            key=lambda hit: (-hit.score, hit.chunk_id))
+        for k in (1, 2, 3, 5, 50):
+            hits, total = shard_set.search(terms, k)
+            assert hits == everything[:k] and total >= len(everything)

@@ -122,7 +122,9 @@ def test_a_call_during_a_reshard_gets_the_old_answer_or_the_new_never_a_mix(
 
     def reshard(home: Path, shard_size: int | None, *, subprocess: bool) -> None:
         config = {} if shard_size is None else {"shard_size": shard_size}
-        (home / "config.json").write_text(json.dumps(config), "utf-8")
+        staged = home / ".config.json.new"  # replaced whole: the server's ask reads it meanwhile
+        staged.write_text(json.dumps(config), "utf-8")
+        staged.replace(home / "config.json")
         args = ["--home", str(home), "--json", "ingest", "--reshard"]
         result = run_cli(args) if subprocess else invoke(*args)
         assert result.exit_code == 0, result.stderr

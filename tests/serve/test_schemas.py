@@ -13,8 +13,9 @@ from episteme_core.serve.builtin_tools import builtin_tools
 from episteme_core.serve.calls import tool_problem
 from episteme_core.serve.tools import Tool
 
-# options the server does not offer: it reads its own home (stage overrides) and takes no file
-SERVER_ONLY_CLI = {"index", "chunks"}
+# options the server does not offer: it reads its own home (stage overrides) with the home's indexer
+# (config.json's "indexer", opened once for every call), and takes no file
+SERVER_ONLY_CLI = {"index", "chunks", "maxInputBytes", "indexer"}
 RANGE = re.compile(r"\(default (-?\d+); (-?\d+)–(-?\d+)\)")
 
 

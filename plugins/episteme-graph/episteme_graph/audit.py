@@ -12,16 +12,28 @@ KEYED = ("clusters", "facts", "evidence", "claims", "assessments", "chunks", "fa
 
 
 def preserved(old: Any, new: Any) -> bool:
-    """``new`` keeps ``old``: every key's value, every list item, every non-empty scalar."""
-    if old is None or old == "":
+    """``new`` keeps ``old``: every key's value, every list item, every non-empty scalar. What the
+    merge carried over as the very same object is kept without a look; list items are compared as
+    canonical JSON only when the same object is not in the new list."""
+    if old is new or old is None or old == "":
         return True
     if isinstance(old, dict):
-        return isinstance(new, dict) and all(preserved(v, new.get(k)) for k, v in old.items())
+        if not isinstance(new, dict):
+            return False
+        for key, value in old.items():
+            kept = new.get(key)
+            if value is not kept and not preserved(value, kept):
+                return False
+        return True
     if isinstance(old, list):
         if not isinstance(new, list):
             return False
-        have = {value_key(item) for item in new}
-        return all(value_key(item) in have for item in old)
+        present = set(map(id, new))
+        missing = [item for item in old if id(item) not in present]
+        if not missing:
+            return True
+        have = set(map(value_key, new))
+        return all(value_key(item) in have for item in missing)
     return type(old) is type(new) and old == new
 
 

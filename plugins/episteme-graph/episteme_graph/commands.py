@@ -50,7 +50,7 @@ def _run_validate(args: argparse.Namespace, ctx: Context) -> Outcome:
     from episteme_graph.validate import render_text, summary_line, validate_value
 
     graph = load(args.file, max_bytes=args.max_input_bytes)
-    report = validate_value(graph.value, graph.name, engine=args.engine).report()
+    report = validate_value(graph.value, graph.name, engine=args.engine, keys=graph.keys).report()
     if not report["ok"]:
         raise EpistemeError(
             "INVALID_INPUT",

@@ -1,8 +1,11 @@
 """``graph evidence``: query and ask results turned into evidence records and the sources they need.
 
-A query citation already carries a W3C TextQuote selector (and a TextPosition one); an ask paragraph
-is quoted whole. Ids hash the snapshot and the selector, so the same citation always gives the same
-record. episteme does not judge support: every record says ``mentions`` unless told otherwise.
+A query citation already carries a W3C TextQuote selector (and a TextPosition one) for the block where
+its snippet begins; the record quotes the whole snippet from there, across blocks and paragraphs
+when it runs on (``graph verify`` finds such a quote in the document's blocks joined by blank
+lines). An ask paragraph is quoted whole. Ids hash the snapshot and the selector, so the same
+citation always gives the same record. episteme does not judge support: every record says
+``mentions`` unless told otherwise.
 """
 
 from __future__ import annotations
@@ -69,6 +72,61 @@ def _record(snapshot_id: str, selector: dict[str, Any], excerpt: str, support: s
     }
 
 
+def shown_quote(result: dict[str, Any], first: str) -> str:
+    """What a query result shows, from where its citation's quote begins. The citation quotes the
+    part of the snippet in the block where it begins (``first``); a snippet that runs on into later
+    blocks or paragraphs (joined by a blank line in the passage) is quoted to its end, trailing
+    whitespace dropped, but never across a gap: when the result's ``paragraphs`` (a run) skip a
+    paragraph of the record (one left out by a filter), the quote stops where the gap begins.
+    ``first`` alone when the snippet is missing or does not hold it."""
+    snippet, offset = result.get("snippet"), result.get("snippetStart")
+    if not isinstance(snippet, str):
+        return first
+    at = snippet.find(first)
+    if at < 0:
+        return first
+    end = len(snippet)
+    if isinstance(offset, int) and not isinstance(offset, bool):
+        end = min(end, _gap(result.get("paragraphs"), offset + at, offset + end) - offset)
+    shown = snippet[at:end].rstrip()
+    return shown if len(shown) > len(first) else first
+
+
+def _gap(paragraphs: Any, start: int, end: int) -> int:
+    """Where ``[start, end)`` of a passage first crosses from one paragraph into one that does not
+    follow it in the record (``record#n`` then not ``record#n+1``); ``end`` when it never does."""
+    if not isinstance(paragraphs, list):
+        return end
+    touched: list[tuple[int, int, Any]] = sorted(
+        (
+            (p["start"], p["end"], p.get("ref"))
+            for p in paragraphs
+            if isinstance(p, dict)
+            and isinstance(p.get("start"), int)
+            and isinstance(p.get("end"), int)
+            and p["start"] < end
+            and start < p["end"]
+        ),
+        key=lambda t: (t[0], t[1]),
+    )
+    for (_, before_end, before), (_, _, after) in zip(touched, touched[1:], strict=False):
+        if not _follows(before, after):
+            return before_end
+    return end
+
+
+def _follows(before: Any, after: Any) -> bool:
+    """``after`` is the paragraph right after ``before`` (``r#3`` after ``r#2``), or both are chunks of
+    the same source (a run of a document's chunks names its source)."""
+    if not isinstance(before, str) or not isinstance(after, str):
+        return False
+    record, _, number = before.rpartition("#")
+    next_record, _, next_number = after.rpartition("#")
+    if record and next_record and number.isdigit() and next_number.isdigit():
+        return record == next_record and int(next_number) == int(number) + 1
+    return before == after
+
+
 def _is_sha(value: Any) -> bool:
     return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
 
@@ -103,15 +161,16 @@ def evidence_from(value: Any, *, name: str = "input", support: str = "mentions")
             if quote is None:
                 skipped += 1
                 continue
-            selector: dict[str, Any] = {"type": "TextQuoteSelector", "exact": quote["exact"]}
-            for key in ("prefix", "suffix"):
+            exact = shown_quote(result, quote["exact"])
+            selector: dict[str, Any] = {"type": "TextQuoteSelector", "exact": exact}
+            for key in ("prefix", "suffix") if exact == quote["exact"] else ("prefix",):
                 if isinstance(quote.get(key), str) and quote[key]:
                     selector[key] = quote[key]
             position = next(
                 (s for s in selectors if isinstance(s, dict) and s.get("type") == "TextPositionSelector"),
                 None,
             )
-            if citation.get("positionIn") == "source" and position is not None:
+            if citation.get("positionIn") == "source" and position is not None and exact == quote["exact"]:
                 selector["start"], selector["end"] = position.get("start"), position.get("end")
             if isinstance(citation.get("page"), int):
                 selector["page"] = citation["page"]
@@ -130,7 +189,7 @@ def evidence_from(value: Any, *, name: str = "input", support: str = "mentions")
                     citation.get("sourceSha256") if _is_sha(citation.get("sourceSha256")) else None,
                 ),
             )
-            record = _record(snapshot_id, selector, quote["exact"], support)
+            record = _record(snapshot_id, selector, exact, support)
             records.setdefault(record["id"], record)
     else:
         for paragraph in data["paragraphs"]:

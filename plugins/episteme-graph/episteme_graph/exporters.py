@@ -43,13 +43,18 @@ class GraphExporter:
         return MEDIA_TYPES.get(self.graph_format, "application/octet-stream")
 
     def render(self, graph: dict[str, Any], options: dict[str, Any]) -> bytes:
+        """The graph's bytes in this format; the cycle collector is paused meanwhile (a render
+        builds many containers and frees them in one go: collecting on the way is wasted work)."""
         import importlib
+
+        from episteme_graph.load import cycle_collector_paused
 
         module, function = self.renderer.split(":")
         render: Callable[[dict[str, Any], dict[str, Any]], bytes] = getattr(
             importlib.import_module(f"episteme_graph.export.{module}"), function
         )
-        return render(graph, options)
+        with cycle_collector_paused():
+            return render(graph, options)
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
         """The graph to render; ``episteme export`` owns ``--out`` (a file, or ``-`` with --json)."""
@@ -140,7 +145,7 @@ def render_file(
     from episteme_graph.validate import validate_value
 
     graph = load_object(graph_file, max_bytes=max_bytes)
-    validation = validate_value(graph.value, graph.name)
+    validation = validate_value(graph.value, graph.name, keys=graph.keys)
     if validation.errors and warn is not None:
         warn(
             "GRAPH_INVALID",

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from episteme_graph import jsontext
 from episteme_graph.rules import canonical_edge_id
 
 if TYPE_CHECKING:
@@ -50,7 +51,20 @@ class MergeConflict(Exception):
 
 def canonical(value: Any) -> str:
     """Canonical JSON text (sorted keys, no spaces, UTF-8): the kernel's form, without its newline."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return jsontext.canonical(value)
+
+
+def same_json(left: Any, right: Any) -> bool:
+    """Equal as JSON: Python's ``==`` plus the types it blurs (``1 == 1.0 == True``). The same object
+    is equal without a look; two ``repr``s that agree settle it without encoding; only values whose
+    reprs differ (keys in another order) are compared as canonical JSON."""
+    if left is right:
+        return True
+    if type(left) is not type(right) or left != right:
+        return False
+    if not isinstance(left, dict | list):
+        return True
+    return repr(left) == repr(right) or canonical(left) == canonical(right)
 
 
 def value_key(value: Any) -> Any:
@@ -78,11 +92,7 @@ def empty(value: Any) -> bool:
 
 def merge_value(left: Any, right: Any, path: str) -> Any:
     """Equal keeps; empty takes the other; lists union stably; objects merge by key; else a conflict."""
-    if (
-        type(left) is type(right)
-        and left == right
-        and (not isinstance(left, dict | list) or canonical(left) == canonical(right))
-    ):
+    if same_json(left, right):
         return left
     if empty(left):
         return right

@@ -101,7 +101,7 @@ def plan_paths(request: MergeRequest) -> dict[str, Path]:
 
 
 def _checked(graph: LoadedGraph, role: str) -> Validation:
-    validation = validate_value(graph.value, graph.name)
+    validation = validate_value(graph.value, graph.name, keys=graph.keys)
     if validation.errors:
         first = validation.errors[0]
         raise _error(

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from episteme_graph import dates, urls
 from episteme_graph.findings import Collector
+from episteme_graph.load import object_keys
 from episteme_graph.paths import join
 from episteme_graph.schema import schema
 
@@ -136,24 +136,32 @@ def known_keys() -> dict[str, frozenset[str]]:
     return keys
 
 
-def walk(graph: dict[str, Any]) -> Iterator[tuple[str, Any, dict[str, Any]]]:
-    """Every object at a known place of the graph: (kind, linked path, object)."""
-    stack: list[tuple[str, Any, dict[str, Any]]] = [("root", None, graph)]
-    while stack:
-        kind, path, obj = stack.pop()
-        yield kind, path, obj
-        children: list[tuple[str, Any, dict[str, Any]]] = []
+def objects_by_kind(graph: dict[str, Any]) -> dict[str, list[tuple[Any, dict[str, Any]]]]:
+    """Every object at a known place of the graph, grouped by kind: kind -> [(linked path, object)].
+    Gathered one kind at a time (one comprehension per child key), so a rule runs over all objects
+    of its kind in one loop."""
+    found: dict[str, list[tuple[Any, dict[str, Any]]]] = {}
+    pending: list[tuple[str, list[tuple[Any, dict[str, Any]]]]] = [("root", [(None, graph)])]
+    while pending:
+        kind, objects = pending.pop()
+        found.setdefault(kind, []).extend(objects)
         for key, (child_kind, many) in CHILDREN.get(kind, {}).items():
-            value = obj.get(key)
-            if many and isinstance(value, list):
-                children.extend(
-                    (child_kind, ((path, key), i), item)
+            children: list[tuple[Any, dict[str, Any]]]
+            if many:
+                children = [
+                    (((path, key), i), item)
+                    for path, obj in objects
+                    if isinstance(value := obj.get(key), list)
                     for i, item in enumerate(value)
                     if isinstance(item, dict)
-                )
-            elif not many and isinstance(value, dict):
-                children.append((child_kind, (path, key), value))
-        stack.extend(reversed(children))
+                ]
+            else:
+                children = [
+                    ((path, key), value) for path, obj in objects if isinstance(value := obj.get(key), dict)
+                ]
+            if children:
+                pending.append((child_kind, children))
+    return found
 
 
 def _items(graph: dict[str, Any], key: str) -> list[tuple[Any, dict[str, Any]]]:
@@ -198,9 +206,10 @@ def private_key(key: str) -> bool:
 class Checker:
     """Runs every rule over one graph into a ``Collector``."""
 
-    def __init__(self, graph: dict[str, Any], out: Collector) -> None:
+    def __init__(self, graph: dict[str, Any], out: Collector, keys: frozenset[str] | None = None) -> None:
         self.graph = graph
         self.out = out
+        self.keys = keys
         metadata = graph.get("metadata")
         self.metadata: dict[str, Any] = metadata if isinstance(metadata, dict) else {}
         self.sources = [s for _, s in self._source_items()]
@@ -222,42 +231,38 @@ class Checker:
         self.unique_ids()
         self.spec_version()
         self.counts()
-        checks = {kind: getattr(self, f"check_{kind}", None) for kind in KNOWN}
-        evidence_kinds = EVIDENCE_KINDS
-        for kind, path, obj in walk(self.graph):
+        for kind, objects in objects_by_kind(self.graph).items():
             known = KNOWN[kind]
-            if not known.issuperset(obj):
-                self.unknown_keys(kind, path, obj)
-            if kind in evidence_kinds and "evidence" in obj:
-                self._resolve_all((path, "evidence"), obj["evidence"], "evidence", "evidence")
-            method = checks[kind]
+            for path, obj in objects:
+                if not known.issuperset(obj):
+                    self.unknown_keys(kind, path, obj)
+            if kind in EVIDENCE_KINDS:
+                for path, obj in objects:
+                    if "evidence" in obj:
+                        self._resolve_all((path, "evidence"), obj["evidence"], "evidence", "evidence")
+            method = getattr(self, f"check_{kind}", None)
             if method is not None:
-                method(path, obj)
+                for path, obj in objects:
+                    method(path, obj)
             if kind in DATE_FIELDS:
-                self.dates(kind, path, obj)
-            if kind in ORIGIN_KINDS and "explanation" in obj and "origin" not in obj:
-                self.out.warning(
-                    _P(path, "explanation"),
-                    "explanation-without-origin",
-                    "an explanation without an origin: say where the relationship comes from",
-                )
+                for path, obj in objects:
+                    self.dates(kind, path, obj)
+            if kind in ORIGIN_KINDS:
+                for path, obj in objects:
+                    if "explanation" in obj and "origin" not in obj:
+                        self.out.warning(
+                            _P(path, "explanation"),
+                            "explanation-without-origin",
+                            "an explanation without an origin: say where the relationship comes from",
+                        )
         self.membership()
 
     # -- document-wide -------------------------------------------------------------------------
 
     def private_keys(self) -> None:
-        """Every key of the document, extension objects included. The distinct keys are gathered
-        first (cheap); paths are looked for only when one of them is private."""
-        keys: set[str] = set()
-        stack: list[Any] = [self.graph]
-        containers = (dict, list)
-        while stack:
-            value = stack.pop()
-            if type(value) is dict:
-                keys.update(value)
-                stack.extend(v for v in value.values() if type(v) in containers)
-            else:
-                stack.extend(v for v in value if type(v) in containers)
+        """Every key of the document, extension objects included. The distinct keys (gathered by the
+        reader, or here) are looked at first; paths are looked for only when one of them is private."""
+        keys = self.keys if self.keys is not None else object_keys(self.graph)
         if not any(private_key(key) for key in keys):
             return
         walk_stack: list[tuple[Any, Any]] = [(None, self.graph)]  # (linked path, value)
@@ -615,7 +620,8 @@ class Checker:
 KNOWN = known_keys()
 
 
-def check(graph: Any, out: Collector) -> None:
-    """Run every rule; a graph that is not an object has nothing to check (the schema says so)."""
+def check(graph: Any, out: Collector, keys: frozenset[str] | None = None) -> None:
+    """Run every rule; a graph that is not an object has nothing to check (the schema says so).
+    ``keys``: every object key of the document, when the reader gathered them already."""
     if isinstance(graph, dict):
-        Checker(graph, out).run()
+        Checker(graph, out, keys).run()

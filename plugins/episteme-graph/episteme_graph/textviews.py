@@ -39,9 +39,14 @@ class Block:
     anchors: tuple[str, ...] = ()
 
 
+JOIN = "\n\n"  # how chunks and query passages join blocks: a quote across blocks holds it at each seam
+
+
 @attrs.frozen
 class Views:
-    """What a snapshot offers for verification."""
+    """What a snapshot offers for verification. ``joined`` is the document text as one string, the
+    blocks joined by a blank line the way a query passage joins them, so a quote that runs on from
+    one block into the next is found there."""
 
     snapshot_id: str
     source: str  # the snapshot's source URL or record id
@@ -49,6 +54,28 @@ class Views:
     blocks: tuple[Block, ...]
     page_count: int | None
     anchors: frozenset[str]
+    joined: str = attrs.field(init=False)
+    starts: tuple[int, ...] = attrs.field(init=False)  # where each block begins in ``joined``
+
+    @joined.default
+    def _joined(self) -> str:
+        return JOIN.join(b.text for b in self.blocks)
+
+    @starts.default
+    def _starts(self) -> tuple[int, ...]:
+        starts, at = [], 0
+        for block in self.blocks:
+            starts.append(at)
+            at += len(block.text) + len(JOIN)
+        return tuple(starts)
+
+    def spanned(self, start: int, end: int) -> list[int]:
+        """The indexes of the blocks that ``joined[start:end]`` touches (a seam touches none)."""
+        return [
+            i
+            for i, (at, block) in enumerate(zip(self.starts, self.blocks, strict=True))
+            if at < end and start < at + len(block.text)
+        ]
 
 
 def _decode(data: bytes, charset: str | None, content_type: str | None) -> str | None:

@@ -9,7 +9,7 @@ import attrs
 
 from episteme_graph import rules, schema
 from episteme_graph.findings import ERROR, SEMANTIC_STATEMENT, WARNING, Collector, Finding, conformance_score
-from episteme_graph.load import DEFAULT_MAX_BYTES, LoadedGraph, load
+from episteme_graph.load import DEFAULT_MAX_BYTES, LoadedGraph, cycle_collector_paused, load
 
 if TYPE_CHECKING:
     from episteme_core.api import Home
@@ -61,13 +61,21 @@ class Validation:
 
 
 def validate_value(
-    value: Any, name: str = "graph", *, check_stored_scores: bool = True, engine: str = "compiled"
+    value: Any,
+    name: str = "graph",
+    *,
+    check_stored_scores: bool = True,
+    engine: str = "compiled",
+    keys: frozenset[str] | None = None,
 ) -> Validation:
-    """Validate a parsed graph. Core findings win over schema findings at the same JSON path."""
+    """Validate a parsed graph. Core findings win over schema findings at the same JSON path.
+    ``keys``: every object key of the document, when the reader gathered them (``LoadedGraph.keys``)."""
     core = Collector()
-    rules.check(value, core)
+    with cycle_collector_paused():
+        rules.check(value, core, keys)
+        schema_findings = schema.check(value, engine)
     core_error_paths = {f.path for f in core.items if f.level == ERROR}
-    found = {f for f in schema.check(value, engine) if f.path not in core_error_paths}
+    found = {f for f in schema_findings if f.path not in core_error_paths}
     found.update(core.items)
     findings = sorted(found)
     metadata = value.get("metadata") if isinstance(value, dict) else None
@@ -110,7 +118,7 @@ def _stored_score_findings(metadata: dict[str, Any], expected: int) -> list[Find
 
 
 def validate_loaded(graph: LoadedGraph) -> Validation:
-    return validate_value(graph.value, graph.name)
+    return validate_value(graph.value, graph.name, keys=graph.keys)
 
 
 def validate(

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from episteme_graph import model
 from episteme_graph.load import DEFAULT_MAX_BYTES, LoadedGraph, load
 from episteme_graph.paths import join
-from episteme_graph.textviews import Views, find_snapshot, views_of
+from episteme_graph.textviews import JOIN, Views, find_snapshot, views_of
 
 if TYPE_CHECKING:
     from episteme_core.api import Home
@@ -140,6 +140,10 @@ def check_quote(selector: dict[str, Any], views: Views) -> dict[str, Any]:
                 "found-elsewhere", at=where, reason="the quote occurs, but not between its prefix and suffix"
             )
         return _result("found", at=where)
+    if JOIN in exact:
+        across = _across_blocks(views, exact, prefix, suffix, page, fragment)
+        if across is not None:
+            return across
     if text is not None and _occurrences(text, exact):
         return _result(
             "found",
@@ -151,6 +155,49 @@ def check_quote(selector: dict[str, Any], views: Views) -> dict[str, Any]:
     if squeezed and any(squeezed in _SPACE.sub(" ", h) for h in haystacks):
         return _result("found", match="whitespace", reason="found once runs of whitespace are collapsed")
     return _result("not-found", reason="the quote occurs nowhere in the recorded source")
+
+
+def _across_blocks(
+    views: Views, exact: str, prefix: str, suffix: str, page: Any, fragment: Any
+) -> dict[str, Any] | None:
+    """A quote that runs across blocks, found in the document text with its blocks joined by a blank
+    line (as a query passage shows them); None when it is not there."""
+    occurrences = _occurrences(views.joined, exact)
+    if not occurrences:
+        return None
+    good = [at for at in occurrences if _context_ok(views.joined, at, exact, prefix, suffix)]
+    at = (good or occurrences)[0]
+    spanned = views.spanned(at, at + len(exact))
+    first, last = views.blocks[spanned[0]], views.blocks[spanned[-1]]
+    where = {
+        "in": "document",
+        "blockId": first.id,
+        "start": at - views.starts[spanned[0]],
+        "lastBlockId": last.id,
+        "end": at + len(exact) - views.starts[spanned[-1]],
+        "page": first.page,
+    }
+    where = {k: v for k, v in where.items() if v is not None}
+    touched = [views.blocks[i] for i in spanned]
+    if isinstance(page, int) and not any(b.page == page for b in touched):
+        return _result(
+            "found-elsewhere",
+            at=where,
+            claimed={"page": page},
+            reason="the quote is not on the page the selector states",
+        )
+    if isinstance(fragment, str) and fragment.lstrip("#") not in {a for b in touched for a in b.anchors}:
+        return _result(
+            "found-elsewhere",
+            at=where,
+            claimed={"fragment": fragment},
+            reason="the quote is not inside the fragment the selector states",
+        )
+    if not good:
+        return _result(
+            "found-elsewhere", at=where, reason="the quote occurs, but not between its prefix and suffix"
+        )
+    return _result("found", at=where, match="across-blocks")
 
 
 def check_position(selector: dict[str, Any], excerpt: str | None, views: Views) -> dict[str, Any]:

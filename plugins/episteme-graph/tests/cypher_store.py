@@ -10,25 +10,24 @@ from typing import Any
 _CONSTRAINT = re.compile(
     r"^CREATE CONSTRAINT (\w+) IF NOT EXISTS FOR \(n:KDEntity\) REQUIRE n\.kd_id IS UNIQUE$"
 )
-_NODE = re.compile(
-    r"^MERGE \(n:KDEntity \{kd_id: (?P<id>'(?:[^'\\]|\\.)*')\}\) SET n:(?P<label>[A-Za-z]+) "
-    r"SET n \+= (?P<props>\{.*\})$",
-    re.S,
+_ROWS = r"^UNWIND (?P<rows>\[\n.*\n\]) AS row "
+NODES = re.compile(
+    _ROWS + r"MERGE \(n:KDEntity \{kd_id: row\.kd_id\}\) SET n:(?P<label>[A-Za-z]+) SET n \+= row$", re.S
 )
-_LINK = re.compile(
-    r"^MATCH \(a:KDEntity \{kd_id: (?P<a>'(?:[^'\\]|\\.)*')\}\), \(b:KDEntity \{kd_id: "
-    r"(?P<b>'(?:[^'\\]|\\.)*')\}\) MERGE \(a\)-\[r:(?P<type>[A-Z_]+) \{kd_id: "
-    r"(?P<id>'(?:[^'\\]|\\.)*')\}\]->\(b\)(?: SET r \+= (?P<props>\{.*\}))?$",
+LINKS = re.compile(
+    _ROWS + r"MATCH \(a:KDEntity \{kd_id: row\.a\}\), \(b:KDEntity \{kd_id: row\.b\}\) "
+    r"MERGE \(a\)-\[r:(?P<type>[A-Z_]+)(?P<id> \{kd_id: row\.id\})?\]->\(b\)"
+    r"(?P<props> SET r \+= row\.props)?$",
     re.S,
 )
 
 
-_UNWIND = re.compile(
-    r"^UNWIND (?P<rows>\[\n.*\n\]) AS row "
-    r"MATCH \(a:KDEntity \{kd_id: row\.a\}\), \(b:KDEntity \{kd_id: row\.b\}\) "
-    r"MERGE \(a\)-\[r:(?P<type>[A-Z_]+) \{kd_id: row\.id\}\]->\(b\)$",
-    re.S,
-)
+def rows(text: str) -> list[Any]:
+    """The rows of an UNWIND list: one literal map a line, separated by ``,`` at the line's end."""
+    assert text.startswith("[\n") and text.endswith("\n]")
+    rows = Literal("[" + text[2:-2].replace(",\n", ", ") + "]").parse()
+    assert isinstance(rows, list) and all(isinstance(row, dict) for row in rows)
+    return rows
 
 
 class Literal:
@@ -131,37 +130,35 @@ class Store:
         assert not pending, pending[:2]
         return out
 
-    def merge_link(self, kd_id: str, kind: str, a: str, b: str, props: dict[str, Any] | None) -> None:
+    def merge_link(self, kd_id: str | None, kind: str, a: str, b: str, props: dict[str, Any] | None) -> None:
+        """MERGE (a)-[r:kind {kd_id}]->(b), or without a kd_id: the one link of that type from a to b."""
         assert a in self.nodes and b in self.nodes, "MATCH found nothing"
-        rel = self.rels.setdefault(kd_id, {"type": kind, "from": a, "to": b, "props": {"kd_id": kd_id}})
+        if kd_id is None:  # a pattern without properties matches any link of that type and ends
+            found = [k for k, r in self.rels.items() if (r["type"], r["from"], r["to"]) == (kind, a, b)]
+            key = found[0] if found else f"{kind} {a} {b}"
+        else:
+            key = kd_id
+        start = {"kd_id": kd_id} if kd_id is not None else {}
+        rel = self.rels.setdefault(key, {"type": kind, "from": a, "to": b, "props": start})
         assert (rel["type"], rel["from"], rel["to"]) == (kind, a, b)
         rel["props"].update(props or {})
 
     def run(self, script: str) -> None:
         for statement in self.statements(script):
-            if match := _UNWIND.match(statement):
-                rows = Literal(
-                    match.group("rows").replace(",\n", ", ").replace("[\n", "[").replace("\n]", "]")
-                )
-                for row in rows.parse():
-                    self.merge_link(row["id"], match.group("type"), row["a"], row["b"], None)
+            if match := NODES.match(statement):
+                for row in rows(match.group("rows")):
+                    kd_id = row["kd_id"]
+                    node = self.nodes.setdefault(kd_id, {"labels": {"KDEntity"}, "props": {"kd_id": kd_id}})
+                    node["labels"].add(match.group("label"))
+                    node["props"].update(row)
+            elif match := LINKS.match(statement):
+                for row in rows(match.group("rows")):
+                    props = row["props"] if match.group("props") else None
+                    kd_id = row["id"] if match.group("id") else None
+                    assert set(row) == {"a", "b", *(["id"] if kd_id else []), *(["props"] if props else [])}
+                    self.merge_link(kd_id, match.group("type"), row["a"], row["b"], props)
             elif match := _CONSTRAINT.match(statement):
                 self.constraints.add(match.group(1))
-            elif match := _NODE.match(statement):
-                kd_id = Literal(match.group("id")).parse()
-                node = self.nodes.setdefault(kd_id, {"labels": {"KDEntity"}, "props": {"kd_id": kd_id}})
-                node["labels"].add(match.group("label"))
-                node["props"].update(Literal(match.group("props")).parse())
-            elif match := _LINK.match(statement):
-                a, b = Literal(match.group("a")).parse(), Literal(match.group("b")).parse()
-                assert a in self.nodes and b in self.nodes, "MATCH found nothing"
-                kd_id = Literal(match.group("id")).parse()
-                rel = self.rels.setdefault(
-                    kd_id, {"type": match.group("type"), "from": a, "to": b, "props": {"kd_id": kd_id}}
-                )
-                assert (rel["type"], rel["from"], rel["to"]) == (match.group("type"), a, b)
-                if match.group("props"):
-                    rel["props"].update(Literal(match.group("props")).parse())
             else:
                 raise AssertionError(f"unexpected statement: {statement[:100]}")
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import cypher_store
 import pytest
 from cypher_store import Store
 from helpers import FIXTURES, fixture_graph, write_graph
@@ -153,6 +154,48 @@ def test_importing_the_cypher_twice_changes_nothing() -> None:
     assert relation["props"]["relationship_type"] == "enables"
 
 
+def test_the_batched_script_over_an_import_of_the_older_form_adds_nothing() -> None:
+    """The older form merged each plain link with a kd_id of its own; a plain link's MERGE here
+    matches such a link (same type and ends), so importing over it adds no link."""
+    from episteme_graph.export.common import stable_id
+
+    script = cypher.render(fixture_graph("contextual"), {}).decode("utf-8")
+    fresh = Store()
+    fresh.run(script)
+    plain = [r for r in fresh.rels.values() if "kd_id" not in r["props"]]
+    match = "MATCH (a:KDEntity {kd_id: row.a}), (b:KDEntity {kd_id: row.b})"
+    older = [
+        f"UNWIND [\n{{a: '{r['from']}', b: '{r['to']}', "
+        f"id: '{stable_id('rel-' + r['type'].lower(), r['from'] + chr(0) + r['to'])}'}}\n] AS row "
+        f"{match} MERGE (a)-[r:{r['type']} {{kd_id: row.id}}]->(b);"
+        for r in plain
+    ]
+    entities = [f"{s};" for s in fresh.statements(script) if cypher_store.NODES.match(s)]
+    store = Store()
+    store.run("\n".join([*entities, *older]))  # what the older form had imported
+    before = len(store.rels)
+    assert plain and before == len(plain)
+    store.run(script)
+    kd_relationships = len(fresh.rels) - len(plain)
+    assert len(store.rels) == before + kd_relationships  # the concept relationships had kd_ids then too
+
+
+def test_cypher_ids_are_the_stable_ids_of_kind_and_identity() -> None:
+    from episteme_graph.export.common import stable_id
+
+    graph = fixture_graph("contextual")
+    store = Store()
+    store.run(cypher.render(graph, {}).decode("utf-8"))
+    for node in graph["nodes"]:
+        assert store.nodes[stable_id("concept", node["id"])]["props"]["original_id"] == node["id"]
+    for item in graph["evidence"]:
+        assert stable_id("evidence", item["id"]) in store.nodes
+    relations = {
+        r["props"]["edge_id"]: key for key, r in store.rels.items() if r["type"] == "KD_RELATIONSHIP"
+    }
+    assert relations and all(key == stable_id("rel-kd_relationship", edge) for edge, key in relations.items())
+
+
 def test_graph_text_stays_data_in_cypher() -> None:
     script = cypher.render(_hostile(fixture_graph("contextual")), {}).decode("utf-8")
     store = Store()
@@ -163,11 +206,32 @@ def test_graph_text_stays_data_in_cypher() -> None:
     assert "DETACH DELETE" not in [line.split(" ")[0] for line in script.splitlines()]
 
 
-def test_cypher_is_sorted_with_the_constraint_first() -> None:
-    lines = cypher.render(fixture_graph("minimal"), {}).decode("utf-8").splitlines()
-    assert lines[2] == cypher.CONSTRAINT
-    merges = [line for line in lines if line.startswith("MERGE")]
-    assert merges == sorted(merges)
+def test_cypher_is_sorted_in_batches_with_the_constraint_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cypher, "BATCH", 3)
+    script = cypher.render(fixture_graph("contextual"), {}).decode("utf-8")
+    store = Store()
+    statements = store.statements(script)
+    assert statements[0] == cypher.CONSTRAINT[:-1]
+    entities: list[tuple[str, str]] = []
+    links: list[tuple[Any, ...]] = []
+    for statement in statements[1:]:
+        if match := cypher_store.NODES.match(statement):
+            assert not links, "every entity comes before the first link"
+            found = cypher_store.rows(match.group("rows"))
+            entities += [(row["kd_id"], match.group("label")) for row in found]
+        else:
+            match = cypher_store.LINKS.match(statement)
+            assert match
+            found = cypher_store.rows(match.group("rows"))
+            key = ("id",) if match.group("id") else ("a", "b")
+            links += [
+                (bool(match.group("props")), match.group("type"), *(row[k] for k in key)) for row in found
+            ]
+        assert 1 <= len(found) <= 3
+    assert entities == sorted(entities) and len({e[0] for e in entities}) == len(entities)
+    assert links == sorted(links) and any(link[0] for link in links)
+    store.run(script)
+    assert len(store.nodes) == len(entities) and len(store.rels) == len(links)
 
 
 # -- JSON Canvas 1.0 ------------------------------------------------------------------------

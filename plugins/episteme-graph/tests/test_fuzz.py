@@ -13,9 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from episteme_core.api import EpistemeError
+from episteme_graph import schema
 from episteme_graph.exporters import EXPORTERS
 from episteme_graph.load import load
-from episteme_graph.validate import validate_value
+from episteme_graph.validate import validate_loaded, validate_value
 
 JSON = st.recursive(
     st.none()
@@ -116,7 +117,50 @@ def test_mutated_graphs_validate_the_same_under_both_engines(graph: dict[str, An
     compiled = validate_value(graph, engine="compiled")
     assert compiled.findings == validate_value(graph, engine="jsonschema").findings
     data = json.dumps(graph, ensure_ascii=False).encode("utf-8")
-    assert validate_value(load(data).value).findings == compiled.findings
+    loaded = load(data)
+    assert validate_value(loaded.value).findings == compiled.findings
+    assert validate_loaded(loaded).findings == compiled.findings  # the keys the reader gathered
+
+
+SCALARS = (
+    st.sampled_from(
+        ["", " ", "x", "2024-13", "2024-Q5", "FY24", "1.1", "4.0", "a b", "Kebab-Case", "-a", "high"]
+    )
+    | st.sampled_from(
+        ["http://h/p", "javascript:x", "urn:x", "sha256:" + "a" * 64, "A" * 64, "2024-01-01T00:00:00Z"]
+    )
+    | st.text(max_size=8)
+    | st.integers(-2, 3)
+    | st.sampled_from([None, True, False, 0.5, 1.5, -0.0, 2.0, [], {}, [1], ["a", "a"]])
+)
+
+
+@st.composite
+def leaf_mutated_graphs(draw: st.DrawFn) -> dict[str, Any]:
+    """A reference graph with one to three scalar values replaced by edge-case values."""
+    graph = copy.deepcopy(draw(st.sampled_from(BASES)))
+    leaves = [p for p in _paths(graph) if p and not isinstance(_at(graph, p), dict | list)]
+    for path in draw(st.lists(st.sampled_from(leaves), min_size=1, max_size=3)):
+        _at(graph, path[:-1])[path[-1]] = draw(SCALARS)
+    return graph
+
+
+def _at(value: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        value = value[key]
+    return value
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_graphs() | leaf_mutated_graphs())
+def test_the_generated_schema_test_passes_exactly_what_jsonschema_passes(graph: dict[str, Any]) -> None:
+    """The compiled engine gathers errors only where the generated test fails: the two must agree."""
+    reference = schema.jsonschema_validator(private_walk=False)
+    assert schema.valid(graph) == reference.is_valid(graph)
+    for key in ("nodes", "edges", "evidence", "claims", "facts", "chunks"):
+        for item in graph.get(key, []) if isinstance(graph.get(key), list) else []:
+            alone = {**graph, key: [item]}
+            assert schema.valid(alone) == reference.is_valid(alone), (key, item)
 
 
 @pytest.mark.parametrize("exporter", EXPORTERS, ids=lambda e: e.graph_format)

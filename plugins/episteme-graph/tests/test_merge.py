@@ -145,6 +145,38 @@ def test_lists_union_stably_and_objects_merge_by_key(minimal: dict[str, Any]) ->
     assert report.enriched == {"nodes": ["alpha"]}
 
 
+@pytest.mark.parametrize(
+    ("left", "right", "equal"),
+    [
+        (1, 1.0, False),
+        (1, True, False),
+        (0, False, False),
+        ([1, 2], [1.0, 2], False),
+        ({"a": 1}, {"a": True}, False),
+        ({"a": 1, "b": [1]}, {"b": [1], "a": 1}, True),  # key order differs: still the same JSON
+        ({"a": {"x": 1, "y": 2}}, {"a": {"y": 2, "x": 1.0}}, False),
+        ("a", "a", True),
+        ([], [], True),
+    ],
+)
+def test_values_are_equal_only_as_json_is(left: Any, right: Any, equal: bool) -> None:
+    from episteme_graph.merge import canonical, same_json
+
+    assert same_json(left, right) is equal
+    assert (canonical(left) == canonical(right)) is equal
+
+
+def test_the_audit_finds_a_changed_value_even_inside_a_shared_list() -> None:
+    from episteme_graph.audit import preserved
+
+    item = {"n": 1, "source": "s"}
+    assert preserved({"c": [item]}, {"c": [item]})
+    assert preserved({"c": [item]}, {"c": [{"source": "s", "n": 1}]})  # another object, the same JSON
+    assert not preserved({"c": [item]}, {"c": [{"source": "s", "n": 1.0}]})
+    assert not preserved({"c": [item, "x"]}, {"c": [item]})
+    assert not preserved({"a": 1, "b": 2}, {"a": 1})
+
+
 # -- files --------------------------------------------------------------------------------------
 
 

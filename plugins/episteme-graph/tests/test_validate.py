@@ -136,7 +136,7 @@ def test_malformed_json_is_a_clean_error(tmp_path: Path, data: bytes, words: str
 
 def test_nesting_of_256_is_read(tmp_path: Path) -> None:
     path = tmp_path / "g.knowledge.json"
-    path.write_bytes(b'{"x":' + b"[" * 254 + b"]" * 254 + b"}")
+    path.write_bytes(b'{"x":' + b"[" * 255 + b"]" * 255 + b"}")  # 256 containers deep
     result = _cli(str(path))
     assert result.exit_code == 3
     assert result.envelope["error"]["details"]["findings"]  # read, then found wanting: not a parse error

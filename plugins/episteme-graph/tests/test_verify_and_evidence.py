@@ -96,6 +96,98 @@ def test_query_results_become_evidence_that_validates_and_verifies(home: Path, t
     assert data["counts"]["unverifiable"] >= 1  # the fixture's own source is not in this home
 
 
+def _query(home: Path, term: str) -> dict[str, Any]:
+    found = invoke("--home", str(home), "query", "--term", term, "--json")
+    assert found.exit_code == 0, found.stderr
+    data: dict[str, Any] = found.envelope["data"]
+    return data
+
+
+@pytest.mark.parametrize(
+    ("term", "matched"),
+    [
+        ("orchard bees hill", "across-blocks"),  # a run of a book's paragraphs (a record)
+        ("harbour pilots buoy", "across-blocks"),  # an HTML heading and its paragraph
+        ("keeper storms lamp", None),  # two paragraphs of a text file, verbatim in its source text
+    ],
+)
+def test_a_snippet_across_blocks_is_quoted_whole_and_verifies(
+    home: Path, tmp_path: Path, term: str, matched: str | None
+) -> None:
+    results = _query(home, term)["results"]
+    spanning = [r for r in results if "\n\n" in r["snippet"]]
+    assert spanning, [r["snippet"] for r in results]
+    assert all(r["citation"]["selector"][0]["exact"] != r["snippet"] for r in spanning)  # cites one block
+    evidence = _evidence(home, "query", "--term", term)
+    quotes = {e["selector"]["exact"] for e in evidence["evidence"]}
+    assert {r["snippet"].strip() for r in spanning} <= quotes
+    for record in evidence["evidence"]:
+        assert record["excerpt"] == record["selector"]["exact"]
+        if "\n\n" in record["excerpt"]:
+            assert "start" not in record["selector"] and "suffix" not in record["selector"]
+    result = _verify(home, _graph_with(evidence), tmp_path)
+    assert result.exit_code == 0, result.stderr
+    ours = [r for r in result.envelope["data"]["results"] if r["source"].startswith("snapshot:")]
+    assert ours and {r["status"] for r in ours} == {"found"}
+    quotes_by_id = {e["id"]: e["selector"]["exact"] for e in evidence["evidence"]}
+    spanning_results = [r for r in ours if "\n\n" in quotes_by_id[r["evidence"]]]
+    assert spanning_results and {r.get("match") for r in spanning_results} == {matched}
+
+
+def test_a_quote_across_blocks_must_join_neighbours_in_order(home: Path, tmp_path: Path) -> None:
+    html_id, _ = _snapshot_of(home, "https://example.org/harbour.html")
+    source = {"id": f"snapshot:{html_id}", "file": "harbour.html", "type": "html"}
+
+    def record(ident: str, selector: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": ident,
+            "source": source["id"],
+            "selector": {"type": "TextQuoteSelector", **selector},
+            "support": "mentions",
+            "attribution_basis": "source_explicit",
+        }
+
+    evidence = {
+        "sources": [source],
+        "evidence": [
+            record("ev-joined", {"exact": "north quay after sunset.\n\nPilots", "fragment": "pilots"}),
+            record("ev-skipping", {"exact": "Harbour rules\n\nPilots"}),  # a block left out between
+            record("ev-reversed", {"exact": "Pilots board at the outer buoy.\n\nVessels moor"}),
+            record("ev-wrong-fragment", {"exact": "Harbour rules\n\nVessels", "fragment": "pilots"}),
+            record("ev-wrong-prefix", {"exact": "Harbour rules\n\nVessels", "prefix": "Rules: "}),
+        ],
+    }
+    result = _verify(home, _graph_with(evidence), tmp_path)
+    assert result.exit_code == 3
+    found = {r["evidence"]: r for r in result.envelope["error"]["details"]["results"] if r.get("evidence")}
+    assert found["ev-joined"]["status"] == "found" and found["ev-joined"]["match"] == "across-blocks"
+    assert found["ev-joined"]["at"]["start"] == len("Vessels moor at the ")
+    assert found["ev-joined"]["at"]["end"] == len("Pilots")
+    assert found["ev-joined"]["at"]["blockId"] != found["ev-joined"]["at"]["lastBlockId"]
+    assert found["ev-skipping"]["status"] == "not-found"
+    assert found["ev-reversed"]["status"] == "not-found"
+    assert found["ev-wrong-fragment"]["status"] == "found-elsewhere"
+    assert found["ev-wrong-prefix"]["status"] == "found-elsewhere"
+
+
+def test_a_run_with_a_paragraph_left_out_is_quoted_up_to_the_gap(home: Path) -> None:
+    from episteme_graph.evidence import evidence_from
+
+    [result] = [r for r in _query(home, "orchard bees hill")["results"] if r.get("paragraphs")]
+    assert [p["ref"].rsplit("#", 1)[1] for p in result["paragraphs"]] == ["1", "2", "3"]
+    whole = evidence_from({"results": [result]})["evidence"][0]["selector"]["exact"]
+    assert whole == result["snippet"]
+    # As a filter would leave it: paragraph 2 out, so 1 and 3 stand side by side in the passage.
+    first, _, third = result["paragraphs"]
+    snippet = (
+        result["snippet"][: first["end"]] + "\n\n" + result["snippet"][result["paragraphs"][2]["start"] :]
+    )
+    third = {**third, "start": first["end"] + 2, "end": len(snippet)}
+    gapped = {**result, "snippet": snippet, "snippetEnd": len(snippet), "paragraphs": [first, third]}
+    quoted = evidence_from({"results": [gapped]})["evidence"][0]["selector"]["exact"]
+    assert quoted == result["snippet"][: first["end"]] == "Chapter one."
+
+
 def test_the_same_results_give_the_same_records(home: Path) -> None:
     assert _evidence(home, "query", "--term", "storms west") == _evidence(
         home, "query", "--term", "storms west"
@@ -119,7 +211,8 @@ def test_a_changed_quote_is_not_found_and_fails(home: Path, tmp_path: Path) -> N
 
 
 def test_a_wrong_position_is_found_elsewhere_with_the_true_one(home: Path, tmp_path: Path) -> None:
-    evidence = _evidence(home, "query", "--term", "keeper tide")
+    # A snippet within one paragraph keeps the citation's source position.
+    evidence = _evidence(home, "query", "--term", "keeper tide", "--max-chars", "80")
     record = next(r for r in evidence["evidence"] if "start" in r["selector"])
     true_start = record["selector"]["start"]
     record["selector"]["start"] += 3

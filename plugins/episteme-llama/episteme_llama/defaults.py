@@ -5,7 +5,7 @@ MODES = ("fuse", "generate")
 DEFAULT_MODE = "fuse"
 DEFAULT_N_CTX = 4096
 DEFAULT_BATCH_SIZE = 8
-DEFAULT_TOP = 5
+DEFAULT_TOP = 10  # as the builtin bm25 reader: fuse with weight 0 names what bm25 names
 # The model reads at most this many tokens of each candidate (its start): reading cost grows with
 # it, and a small model judges a long passage no better. The answer always quotes the whole paragraph.
 DEFAULT_MAX_CANDIDATE_TOKENS = 512

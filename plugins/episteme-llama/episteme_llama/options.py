@@ -3,7 +3,7 @@
 ```json
 {"name": "local", "kind": "llama", "model": "/models/smollm2.gguf", "mode": "fuse",
  "slots": 1, "timeout": 60, "n_ctx": 4096, "threads": 2, "n_gpu_layers": -1, "seed": 0,
- "batch_size": 8, "top": 5, "weight": 0.1, "ratio": 0.5, "min_score": 0,
+ "batch_size": 8, "top": 10, "weight": 0.1, "ratio": 0.5, "min_score": 0,
  "max_candidate_tokens": 512}
 ```
 

@@ -50,7 +50,7 @@ class ChatTemplate:
 
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-        class Pinned(Jinja2ChatFormatter):
+        class Pinned(Jinja2ChatFormatter):  # type: ignore[misc]  # Any where llama_cpp is not installed
             @staticmethod
             def strftime_now(f: str) -> str:
                 return datetime(*PINNED_DATE).strftime(f)

@@ -5,32 +5,28 @@ shows of the graph, and the graph itself, sit under the top-level ``x-episteme-g
 
 from __future__ import annotations
 
+import hashlib
+import re
 from typing import Any
 
-from episteme_core.api import canonical_bytes
 from episteme_graph import model
-from episteme_graph.export.common import graph_sha256, stable_id
+from episteme_graph.export.common import stable_id
+from episteme_graph.jsontext import canonical
 
 COLUMN, CARD_WIDTH, GAP = 440, 320, 40
 UNCLUSTERED = "__unclustered__"
-_MD_SPECIAL = set("\\`*_{}[]()#+.!|~-")
+_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", **{char: f"\\{char}" for char in "\\`*_{}[]()#+.!|~-"}}
+_ESCAPED = re.compile("[" + re.escape("".join(_ESCAPES)) + "]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return _ESCAPES[match.group()]
 
 
 def escape(text: str) -> str:
-    """Source text inert in a Markdown card: entities for & < >, a backslash before Markdown marks."""
-    out = []
-    for char in text.replace("\r\n", "\n").replace("\r", "\n"):
-        if char == "&":
-            out.append("&amp;")
-        elif char == "<":
-            out.append("&lt;")
-        elif char == ">":
-            out.append("&gt;")
-        elif char in _MD_SPECIAL:
-            out.append("\\" + char)
-        else:
-            out.append(char)
-    return "".join(out)
+    """Source text inert in a Markdown card: entities for & < >, a backslash before Markdown marks
+    (each character replaced once, in one pass), line ends made LF."""
+    return _ESCAPED.sub(_escaped, text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
 def card(node: dict[str, Any], claims: list[dict[str, Any]], evidence: dict[str, dict[str, Any]]) -> str:
@@ -128,15 +124,16 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
     # Groups are drawn below their cards: JSON Canvas draws nodes in array order (z-index).
     canvas_nodes.sort(key=lambda n: (n["type"] != "group", n["id"]))
     canvas_edges.sort(key=lambda e: e["id"])
-    document = {
-        "nodes": canvas_nodes,
-        "edges": canvas_edges,
-        "x-episteme-graph": {
-            "format": "episteme-graph canvas extension",
-            "formatVersion": "1",
-            "sourceSha256": graph_sha256(graph),
-            "drawn": drawn,
-            "sourceGraph": graph,
-        },
-    }
-    return canonical_bytes(document)
+    extension = {"format": "episteme-graph canvas extension", "formatVersion": "1", "drawn": drawn}
+    graph_text = canonical(graph)
+    # The canonical JSON of {"nodes", "edges", "x-episteme-graph": {..., "sourceGraph", "sourceSha256"}}:
+    # the two source members sort last in the last object, so they are appended to the text of the
+    # rest, and the graph is encoded once (for its hash and its copy).
+    rest = canonical({"nodes": canvas_nodes, "edges": canvas_edges, "x-episteme-graph": extension})
+    assert rest.endswith("}}") and sorted([*extension, "sourceGraph", "sourceSha256"])[-2:] == [
+        "sourceGraph",
+        "sourceSha256",
+    ]
+    digest = hashlib.sha256(graph_text.encode("utf-8")).hexdigest()
+    source = f',"sourceGraph":{graph_text},"sourceSha256":"{digest}"'
+    return (rest[:-2] + source + "}}\n").encode("utf-8")

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from typing import Any
 
 from episteme_core.api import canonical_text
 from episteme_graph import model
-
-_LINE_BREAKERS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+from episteme_graph.jsontext import canonical, one_line
 
 
 def json_line(value: Any) -> str:
     """Canonical JSON on one physical line: U+0085, U+2028 and U+2029 escaped too."""
-    text = canonical_text(value)
-    for char, escaped in _LINE_BREAKERS.items():
-        text = text.replace(char, escaped)
-    return text
+    return one_line(canonical(value))
 
 
 def graph_sha256(graph: Any) -> str:
@@ -25,11 +22,15 @@ def graph_sha256(graph: Any) -> str:
     return hashlib.sha256(canonical_text(graph).encode("utf-8")).hexdigest()
 
 
+@functools.cache
+def _slug(kind: str) -> str:
+    return re.sub(r"[^a-z0-9-]", "-", kind.lower())
+
+
 def stable_id(kind: str, identity: str) -> str:
     """``kd-<kind>-<24 hex>``: the same kind and identity always give the same id."""
-    slug = re.sub(r"[^a-z0-9-]", "-", kind.lower())
     digest = hashlib.sha256(f"{kind}\0{identity}".encode("utf-8", "surrogatepass")).hexdigest()
-    return f"kd-{slug}-{digest[:24]}"
+    return f"kd-{_slug(kind)}-{digest[:24]}"
 
 
 def concept_contexts(graph: Any) -> list[dict[str, Any]]:

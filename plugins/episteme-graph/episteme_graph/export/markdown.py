@@ -37,16 +37,31 @@ FRONT_KEYS = (
     "cluster_count",
     "fact_count",
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+_ESCAPES = {
+    "\\": "\\\\",
+    "&": "&amp;",
+    "<": "&lt;",
+    ">": "&gt;",
+    **{char: f"\\{char}" for char in "[]`|*_#"},
+    **{
+        chr(code): " "
+        for code in (*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0), 0x2028, 0x2029)
+    },
+}
+_ESCAPED = re.compile("[" + re.escape("".join(_ESCAPES)) + "]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    return _ESCAPES[match.group()]
 
 
 def inline(text: Any) -> str:
-    """One line of Markdown that shows ``text`` as written: markup characters escaped, breaks folded."""
-    value = model.text(text) if not isinstance(text, int | float) else str(text)
-    value = value.replace("\\", "\\\\").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    value = value.replace("[", "\\[").replace("]", "\\]").replace("`", "\\`").replace("|", "\\|")
-    value = value.replace("*", "\\*").replace("_", "\\_").replace("#", "\\#")
-    value = _CONTROL.sub(" ", value)
+    """One line of Markdown that shows ``text`` as written: markup characters escaped, control and
+    line-separator characters made spaces, breaks folded. (Each character is replaced at most once,
+    so the escapes never escape each other.)"""
+    value = text if isinstance(text, str) else str(text) if isinstance(text, int | float) else ""
+    if _ESCAPED.search(value):
+        value = _ESCAPED.sub(_escape, value)
     return " ".join(value.split())
 
 
@@ -68,6 +83,7 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:  # noqa: C9
     meta = model.metadata(graph)
     nodes = sorted(model.nodes(graph), key=lambda n: n["id"])
     labels = {n["id"]: model.text(n.get("label"), n["id"]) for n in nodes}
+    shown = {node_id: inline(label) for node_id, label in labels.items()}  # each label escaped once
     clusters = model.unique_by_id(model.items(graph, "clusters"))
     edges = model.edges(graph)
     claims = model.unique_by_id(model.items(graph, "claims"))
@@ -103,11 +119,9 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:  # noqa: C9
         out.append(f"### {inline(cluster_labels.get(cluster_id, cluster_id or 'Unclustered'))}")
         out.append("")
         for node in by_cluster[cluster_id]:
-            out.append(f"- **{inline(labels[node['id']])}**")
+            out.append(f"- **{shown[node['id']]}**")
             for edge in sorted(outgoing.get(node["id"], []), key=lambda e: (e["type"], e["target"])):
-                out.append(
-                    f"  - {PHRASES.get(edge['type'], inline(edge['type']))}: {inline(labels[edge['target']])}"
-                )
+                out.append(f"  - {PHRASES.get(edge['type'], inline(edge['type']))}: {shown[edge['target']]}")
         out.append("")
 
     out += ["## Concepts", ""]
@@ -115,7 +129,7 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:  # noqa: C9
     for claim in claims:
         claims_of.setdefault(model.text(claim.get("node")), []).append(claim)
     for node in nodes:
-        out.append(f"### {inline(labels[node['id']])}")
+        out.append(f"### {shown[node['id']]}")
         out.append("")
         badges = [
             f"id `{inline(node['id'])}`",
@@ -153,13 +167,10 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:  # noqa: C9
         if outgoing.get(node["id"]) or incoming.get(node["id"]):
             out.append("**Relationships:**")
             for edge in outgoing.get(node["id"], []):
-                out.append(
-                    f"- {PHRASES.get(edge['type'], inline(edge['type']))} {inline(labels[edge['target']])}"
-                )
+                out.append(f"- {PHRASES.get(edge['type'], inline(edge['type']))} {shown[edge['target']]}")
             for edge in incoming.get(node["id"], []):
                 out.append(
-                    f"- cited by {inline(labels[edge['source']])} "
-                    f"({PHRASES.get(edge['type'], inline(edge['type']))})"
+                    f"- cited by {shown[edge['source']]} ({PHRASES.get(edge['type'], inline(edge['type']))})"
                 )
             out.append("")
         if isinstance(node.get("note"), str):
@@ -183,7 +194,8 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:  # noqa: C9
     mermaid_ids = {n["id"]: f"n{i}" for i, n in enumerate(nodes)}
     for node in nodes:
         out.append(f'  {mermaid_ids[node["id"]]}["{mermaid_label(labels[node["id"]])}"]')
-    for edge in sorted(edges, key=lambda e: model.edge_identity(e)):
+    identified = sorted((model.edge_identity(edge), i, edge) for i, edge in enumerate(edges))
+    for _, _, edge in identified:
         arrow = "<-->" if edge["type"] == "tension" else "-->"
         out.append(
             f"  {mermaid_ids[edge['source']]} {arrow}|{mermaid_label(edge['type'])}| "
@@ -193,10 +205,10 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:  # noqa: C9
 
     if edges:
         out += ["## Relationship provenance", ""]
-        for edge in sorted(edges, key=lambda e: model.edge_identity(e)):
-            out.append(f"### `{inline(model.edge_identity(edge))}`")
+        for identity, _, edge in identified:
+            out.append(f"### `{inline(identity)}`")
             out.append("")
-            out.append(f"- Endpoints: {inline(labels[edge['source']])} → {inline(labels[edge['target']])}")
+            out.append(f"- Endpoints: {shown[edge['source']]} → {shown[edge['target']]}")
             for key in ("type", "weight", "confidence", "origin", "label", "explanation"):
                 if isinstance(edge.get(key), str | int | float):
                     out.append(f"- {key.capitalize()}: {inline(edge[key])}")
