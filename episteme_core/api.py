@@ -68,7 +68,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "BBox": ("episteme_core.document", "BBox"),
     "Provenance": ("episteme_core.document", "Provenance"),
     "Diagnostic": ("episteme_core.document", "Diagnostic"),
-    "CONTENT_TRUST": ("episteme_core.document", "CONTENT_TRUST"),
+    "CONTENT_TRUST": ("episteme_core.trust", "CONTENT_TRUST"),
     # Chunks: the records, the one builder, and the layout rules the builtins cut with.
     "Chunk": ("episteme_core.chunk", "Chunk"),
     "ChunkBlock": ("episteme_core.chunk", "ChunkBlock"),
@@ -239,7 +239,6 @@ if TYPE_CHECKING:
     from episteme_core.components import Source as Source
     from episteme_core.context import ProgressSink as ProgressSink
     from episteme_core.context import RunContext as RunContext
-    from episteme_core.document import CONTENT_TRUST as CONTENT_TRUST
     from episteme_core.document import BBox as BBox
     from episteme_core.document import Block as Block
     from episteme_core.document import Diagnostic as Diagnostic
@@ -291,3 +290,4 @@ if TYPE_CHECKING:
     from episteme_core.store.atomic import fsync_dir as fsync_dir
     from episteme_core.store.atomic import temp_path_for as temp_path_for
     from episteme_core.store.home import Home as Home
+    from episteme_core.trust import CONTENT_TRUST as CONTENT_TRUST

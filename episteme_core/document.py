@@ -17,9 +17,9 @@ import attrs
 from episteme_core import __version__
 from episteme_core.canonical import canonical_bytes, fingerprint
 from episteme_core.errors import EpistemeError
+from episteme_core.trust import CONTENT_TRUST as CONTENT_TRUST
 
 DOCUMENT_SCHEMA_VERSION = "1"
-CONTENT_TRUST = "untrusted-source"
 PRODUCER = "episteme"
 
 STATUSES = ("ok", "partial", "failed")

@@ -23,15 +23,13 @@ from episteme_core.index.analyzer import words
 from episteme_core.index.proximity import RERANK_DEPTH
 from episteme_core.search import Filters, Hit
 from episteme_core.store.home import Home
+from episteme_core.trust import CONTENT_TRUST
 
 if TYPE_CHECKING:
     from episteme_core.chunk import Chunk
     from episteme_core.components import SearchableShard, SearchableShards
     from episteme_core.plugins import Plugins
 
-# The query path reads chunk rows as JSON (no record building, no document model import): a cold
-# ``episteme query`` pays only for what it prints.
-CONTENT_TRUST = "untrusted-source"
 
 DEFAULT_LIMIT, MAX_LIMIT = 10, 100
 DEFAULT_MAX_CHARS, MIN_MAX_CHARS, MAX_MAX_CHARS = 1200, 80, 20_000

@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-CONTENT_TRUST = "untrusted-source"
+from episteme_core.trust import CONTENT_TRUST
 
 
 @attrs.frozen

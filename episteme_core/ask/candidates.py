@@ -21,8 +21,8 @@ import attrs
 
 from episteme_core.ask.answer import StoredParagraph, parse_time
 from episteme_core.index.proximity import RERANK_DEPTH
+from episteme_core.trust import MARKED_KINDS
 
-MARKED_KINDS = frozenset({"thinking", "tool_call", "tool_result"})
 SEPARATOR = "\n\n"
 
 

@@ -24,12 +24,12 @@ from episteme_core import __version__
 from episteme_core.capture.netguard import NetPolicy, refusal
 from episteme_core.capture.urls import UrlError, normalise_url
 from episteme_core.errors import EpistemeError
+from episteme_core.inputs import MIB
 
 if TYPE_CHECKING:
     import httpcore
     import httpx
 
-MIB = 1024 * 1024
 RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 USER_AGENT = f"episteme/{__version__} (snapshot)"

@@ -341,20 +341,10 @@ class HtmlWalker:
         return dfns + [v for v in found if not v.startswith("ref-for-")] + [
             v for v in found if v.startswith("ref-for-")]
 
-    def _text_parts(self, el: Any, out: list[str], skip_classes: frozenset[str] = frozenset()) -> None:
-        """Inline text of ``el`` with a newline at each block boundary (iterative: no recursion)."""
-        self._gather(el, out, None, skip_classes)
-
     def text(self, el: Any, skip_classes: frozenset[str] = frozenset()) -> str:
         parts: list[str] = []
         self._gather(el, parts, None, skip_classes)
         return _joined("".join(parts))
-
-    def pre_text(self, el: Any) -> str:
-        """Preformatted text exactly as written (inner whitespace kept, edges trimmed)."""
-        parts: list[str] = []
-        self._gather(el, parts, None, pre=True)
-        return "".join(parts).strip("\n").rstrip()
 
     def ids_in(self, el: Any, limit: int = 256) -> list[str]:
         """Every id (and ``a[name]``) inside ``el``, ``dfn`` ids first: they become the block's anchors."""

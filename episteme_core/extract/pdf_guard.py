@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from episteme_core.errors import Cancelled, cancel_requested
+from episteme_core.inputs import MIB
 
-MIB = 1024 * 1024
 DEFAULT_MAX_STREAM_BYTES = 32 * MIB
 DEFAULT_MAX_TOTAL_BYTES = 192 * MIB
 _PIECE = 1 << 20

@@ -206,7 +206,3 @@ class ShardFile:
         lo, hi, _ = self._span(name, start, stop)
         dtype = np.dtype("<" + self.arrays[name]["type"])
         return np.frombuffer(self._map, dtype=dtype, count=stop - start, offset=lo)
-
-    def verify_all(self) -> None:
-        """Check every block (what ``index`` does before trusting an old shard's rows)."""
-        self._verify(0, self._region_end - self._base)

@@ -76,10 +76,6 @@ class Shard:
         self._span_cache: dict[str, tuple[int, int] | None] = {}
         self._probe_cache: dict[int, bytes] = {}
 
-    @property
-    def live_rows(self) -> int:
-        return self.rows - len(self.deleted)
-
     def unit_rows(self, unit: int) -> list[int]:
         """The rows (chunks) of scored unit ``unit``, in reading order."""
         if not self._runs:

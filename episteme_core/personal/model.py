@@ -9,15 +9,13 @@ from typing import Any
 import attrs
 
 from episteme_core.canonical import canonical_bytes, loads_strict
-from episteme_core.document import CONTENT_TRUST as CONTENT_TRUST  # one label for all source text
 from episteme_core.errors import EpistemeError
 from episteme_core.personal.defaults import RECORD_CONTENT_TYPE as RECORD_CONTENT_TYPE
+from episteme_core.trust import CONTENT_TRUST as CONTENT_TRUST  # one label for all source text
+from episteme_core.trust import MARKED_KINDS as MARKED_KINDS
 
 RECORD_SCHEMA_VERSION = "1"
 MAX_ID_CHARS = 1024
-
-# Paragraph kinds kept in the record but left out of ``ask`` unless asked for.
-MARKED_KINDS = ("thinking", "tool_call", "tool_result")
 
 # a lone surrogate (U+D800-U+DFFF) cannot be stored: no UTF-8 holds it
 _ID_FORBIDDEN = re.compile("[\\s#\\x00-\\x1f\\x7f\\\\\ud800-\udfff]")
