@@ -5,7 +5,7 @@ One small protocol, ``Executor``, with two calls:
 - ``map(fn, items, work=..., min_work=...)``: ``fn`` over every item, results in item order. A task
   reads what it needs from the store and returns a result or writes content-addressed objects;
   only the command's own process commits, so a commit stays single-writer and atomic.
-- ``ask_shards(shard_set, call, *args)``: ``call(shard, *args)`` on every shard, answers in shard
+- ``ask_shards(shards, call, *args)``: ``call(shard, *args)`` on every shard, answers in shard
   order. Locally that is a loop; on Dask each worker holds its shards open (an actor per worker,
   each memory-mapping its shards once) and the query is scattered to them and gathered.
 
@@ -30,7 +30,7 @@ import attrs
 from episteme_core.errors import EpistemeError
 
 if TYPE_CHECKING:
-    from episteme_core.index.shards import Shard, ShardSet
+    from episteme_core.index.shards import Shard
     from episteme_core.store.home import Home
 
 T = TypeVar("T")
@@ -56,8 +56,8 @@ class Executor(Protocol):
         items in this process. An error raised by ``fn`` is raised here, at its item."""
         ...
 
-    def ask_shards(self, shard_set: ShardSet, call: Callable[..., R], *args: Any) -> list[R]:
-        """``call(shard, *args)`` for every shard of ``shard_set``, in its order."""
+    def ask_shards(self, shards: Sequence[Any], call: Callable[..., R], *args: Any) -> list[R]:
+        """``call(shard, *args)`` for every shard of ``shards``, answers in their order."""
         ...
 
     def close(self) -> None:
@@ -147,8 +147,8 @@ class SerialExecutor:
             min_work: int = 0) -> Iterator[R]:
         return (fn(item) for item in items)
 
-    def ask_shards(self, shard_set: ShardSet, call: Callable[..., R], *args: Any) -> list[R]:
-        return [call(shard, *args) for shard in shard_set.shards]
+    def ask_shards(self, shards: Sequence[Any], call: Callable[..., R], *args: Any) -> list[R]:
+        return [call(shard, *args) for shard in shards]
 
     def close(self) -> None:
         return None

@@ -13,15 +13,12 @@ memory-mapped, and answers every query scattered to it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import attrs
 
 from episteme_core.errors import EpistemeError
 from episteme_core.executor.worker import Batch, run_batch
-
-if TYPE_CHECKING:
-    from episteme_core.index.shards import Shard, ShardSet
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -89,8 +86,8 @@ def check_versions(versions: dict[str, Any], address: str) -> None:
 
 @attrs.frozen
 class ShardSpec:
-    """How a worker opens one shard: its file (the same path on every worker) and what the stage
-    index says of it."""
+    """How a worker opens one bm25 shard: its file (the same path on every worker), the sha256 of its
+    header and its deleted rows, as the stage index records them."""
 
     path: str
     name: str
@@ -100,17 +97,31 @@ class ShardSpec:
     deleted: tuple[int, ...]
 
     @classmethod
-    def of(cls, shard: Shard, info: dict[str, Any]) -> ShardSpec:
-        """The spec of ``shard``, whose entry in the shards index meta is ``info``."""
-        return cls(str(shard.file.path), shard.name, shard.source, shard.file.path.stat().st_size,
-                   str(info["headerSha256"]), tuple(sorted(shard.deleted)))
+    def of(cls, shard: Any) -> ShardSpec | None:
+        """The spec of a bm25 ``Shard`` mapped from a file; None for any other shard (a shard of an
+        index file lives in the command's memory; another indexer's travels pickled, if it can)."""
+        import mmap
+        import struct
+
+        from episteme_core.index.shardfile import MAGIC, header_sha256
+        from episteme_core.index.shards import Shard
+
+        mapped = getattr(getattr(shard, "file", None), "_map", None)
+        if type(shard) is not Shard or not isinstance(mapped, mmap.mmap):
+            return None
+        (length,) = struct.unpack_from("<Q", mapped, len(MAGIC))
+        return cls(str(shard.file.path), shard.name, shard.source, len(mapped),
+                   header_sha256(mapped[: len(MAGIC) + 8 + length]), tuple(sorted(shard.deleted)))
 
 
-_OPEN: dict[ShardSpec, Shard] = {}  # in a worker: every shard it opened, mapped once
+_OPEN: dict[ShardSpec, Any] = {}  # in a worker: every shard it opened, mapped once
 
 
-def open_spec(spec: ShardSpec) -> Shard:
-    """The shard ``spec`` names, opened once per worker process (memory-mapped, header verified)."""
+def open_spec(spec: ShardSpec | Any) -> Any:
+    """The shard ``spec`` names, opened once per worker process (memory-mapped, header verified); a
+    shard that travelled pickled is used as it is."""
+    if not isinstance(spec, ShardSpec):
+        return spec
     shard = _OPEN.get(spec)
     if shard is None:
         from pathlib import Path
@@ -123,10 +134,21 @@ def open_spec(spec: ShardSpec) -> Shard:
     return shard
 
 
+def travelling(shard: Any) -> ShardSpec | Any | None:
+    """What is sent to a worker for ``shard``: its spec, the shard itself when it pickles, else None
+    (it is asked in this process)."""
+    spec = ShardSpec.of(shard)
+    if spec is not None:
+        return spec
+    from episteme_core.executor.local import portable
+
+    return shard if portable(shard) else None
+
+
 class ShardHost:
     """A Dask actor pinned to one worker: holds its shards open and answers calls on each."""
 
-    def __init__(self, specs: list[ShardSpec]) -> None:
+    def __init__(self, specs: list[Any]) -> None:
         self.shards = [open_spec(spec) for spec in specs]
 
     def call(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> list[Any]:
@@ -137,13 +159,15 @@ class ShardHost:
 class DaskExecutor:
     """Tasks and shards on the Dask cluster at ``address``."""
 
+    remote = True  # a query's shards are fanned out to the workers (``executor.fanout``)
+
     def __init__(self, address: str) -> None:
         self.address = address
         self.name = f"dask://{address.removeprefix('tcp://')}"
         self.client = connect(address)
         workers = self.client.scheduler_info().get("workers") or {}
         self.workers = max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
-        self._hosts: dict[tuple[ShardSpec, ...], list[tuple[Any, list[int]]]] = {}
+        self._hosts: dict[tuple[Any, ...], list[tuple[Any, list[int]]]] = {}
 
     def map(self, fn: Callable[[T], R], items: Sequence[T], *, work: Callable[[T], int] | None = None,
             min_work: int = 0) -> Iterator[R]:
@@ -183,12 +207,17 @@ class DaskExecutor:
         except (OSError, TimeoutError) as exc:
             raise _unavailable(self.address, exc) from exc
 
-    def ask_shards(self, shard_set: ShardSet, call: Callable[..., R], *args: Any) -> list[R]:
-        """``call(shard, *args)`` on every shard, each on the worker holding it; in shard order."""
-        infos = shard_set.meta.get("shards") or {}
-        hosts = self._pinned([ShardSpec.of(shard, infos[shard.name]) for shard in shard_set.shards])
-        asked = [(host.call(call, args), rows) for host, rows in hosts]
-        answers: list[Any] = [None] * len(shard_set.shards)
+    def ask_shards(self, shards: Sequence[Any], call: Callable[..., R], *args: Any) -> list[R]:
+        """``call(shard, *args)`` on every shard, each on the worker holding it (scattered at once,
+        gathered in shard order); a shard that cannot travel is asked in this process."""
+        sent = [travelling(shard) for shard in shards]
+        remote = [number for number, spec in enumerate(sent) if spec is not None]
+        hosts = self._pinned([sent[number] for number in remote]) if remote else []
+        asked = [(host.call(call, args), [remote[row] for row in rows]) for host, rows in hosts]
+        answers: list[Any] = [None] * len(shards)
+        for number, spec in enumerate(sent):
+            if spec is None:
+                answers[number] = call(shards[number], *args)
         for future, rows in asked:
             try:
                 for row, answer in zip(rows, future.result(), strict=True):
@@ -197,10 +226,10 @@ class DaskExecutor:
                 raise _unavailable(self.address, exc) from exc
         return answers
 
-    def _pinned(self, specs: list[ShardSpec]) -> list[tuple[Any, list[int]]]:
+    def _pinned(self, specs: list[Any]) -> list[tuple[Any, list[int]]]:
         """One actor per worker holding its share of ``specs`` (shard i on worker i mod N, workers in
-        address order); made once per set of shards."""
-        key = tuple(specs)
+        address order); made once per set of shards, kept while the same set is asked again."""
+        key = tuple(id(spec) if not isinstance(spec, ShardSpec) else spec for spec in specs)
         hosts = self._hosts.get(key)
         if hosts is None:
             workers = sorted(self.client.scheduler_info().get("workers") or {})
@@ -222,4 +251,4 @@ class DaskExecutor:
         self.client.close()
 
 
-__all__ = ["DaskExecutor", "ShardHost", "ShardSpec", "check_versions", "connect", "open_spec"]
+__all__ = ["DaskExecutor", "ShardHost", "ShardSpec", "check_versions", "connect", "open_spec", "travelling"]

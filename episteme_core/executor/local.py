@@ -21,8 +21,6 @@ from episteme_core.executor.worker import Batch, run_batch
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
 
-    from episteme_core.index.shards import ShardSet
-
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -112,9 +110,9 @@ class LocalExecutor:
 
     # shards ------------------------------------------------------------------------------------
 
-    def ask_shards(self, shard_set: ShardSet, call: Callable[..., R], *args: Any) -> list[R]:
+    def ask_shards(self, shards: Sequence[Any], call: Callable[..., R], *args: Any) -> list[R]:
         """Every shard in this process: a query is far smaller than starting a worker."""
-        return [call(shard, *args) for shard in shard_set.shards]
+        return [call(shard, *args) for shard in shards]
 
     def cpu_seconds(self) -> float | None:
         """CPU seconds the running workers used so far (Linux ``/proc``; None elsewhere): what a
