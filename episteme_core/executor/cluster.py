@@ -23,7 +23,9 @@ from episteme_core.executor.worker import Batch, run_batch
 T = TypeVar("T")
 R = TypeVar("R")
 
-CONNECT_SECONDS = 10
+CONNECT_SECONDS = 10  # how long connecting waits for the scheduler and a worker (EPISTEME_DASK_TIMEOUT)
+TIMEOUT_ENV = "EPISTEME_DASK_TIMEOUT"
+MAX_CONNECT_SECONDS = 600
 # What must match between this process, the scheduler and every worker.
 SAME_VERSIONS = ("python", "dask", "distributed", "cloudpickle", "msgpack", "episteme_core")
 AHEAD = 3
@@ -48,14 +50,15 @@ def connect(address: str) -> Any:
             details={"scheduler": address},
         ) from exc
     Client: Any = make_client  # noqa: N806 (distributed's API is not typed strictly)
+    seconds = connect_seconds()
     try:
-        client: Any = Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
+        client: Any = Client(address, timeout=seconds, set_as_default=False)
     except (OSError, TimeoutError) as exc:
         raise _unavailable(address, exc) from exc
     try:
         check_versions(client.get_versions(packages=["episteme_core"]), address)
         if not client.scheduler_info().get("workers"):
-            client.wait_for_workers(1, timeout=CONNECT_SECONDS)
+            client.wait_for_workers(1, timeout=seconds)
     except EpistemeError:
         client.close()
         raise
@@ -63,6 +66,19 @@ def connect(address: str) -> Any:
         client.close()
         raise _unavailable(address, exc) from exc
     return client
+
+
+def connect_seconds() -> int:
+    """``EPISTEME_DASK_TIMEOUT`` (whole seconds, 1-600), else ``CONNECT_SECONDS``."""
+    import os
+
+    value = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not value:
+        return CONNECT_SECONDS
+    if not value.isdigit() or not 1 <= int(value) <= MAX_CONNECT_SECONDS:
+        raise EpistemeError("INVALID_USAGE", f"{TIMEOUT_ENV} must be whole seconds in 1–{MAX_CONNECT_SECONDS}, "
+                            f"not {value!r}", details={"value": value})
+    return int(value)
 
 
 def check_versions(versions: dict[str, Any], address: str) -> None:
