@@ -71,16 +71,25 @@ def _die_with(command: int) -> None:
     def watch() -> None:
         while True:
             time.sleep(WATCH_SECONDS)
-            try:
-                os.kill(command, 0)
-            except ProcessLookupError:
-                os._exit(1)
-            except PermissionError:  # pragma: no cover - the pid was reused by another user
-                os._exit(1)
-            if os.getppid() != parent:
+            if not _alive(command) or os.getppid() != parent:
                 os._exit(1)
 
     threading.Thread(target=watch, name="episteme-watch-command", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs: not gone, and not a zombie (a command killed outright stays one until its
+    own parent reaps it, which may wait for the output pipes this worker would keep open)."""
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):  # PermissionError: the pid was reused by another user
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            state = handle.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True  # no /proc (not Linux): the signal probe is all there is
+    return state not in (b"Z", b"X")
 
 
 @attrs.frozen
