@@ -228,8 +228,14 @@ class DaskExecutor:
         gathered in shard order); a shard that cannot travel is asked in this process."""
         sent = [travelling(shard) for shard in shards]
         remote = [number for number, spec in enumerate(sent) if spec is not None]
-        hosts = self._pinned([sent[number] for number in remote]) if remote else []
-        asked = [(host.call(call, args), [remote[row] for row in rows]) for host, rows in hosts]
+        with self.client.as_current():  # an actor's handle talks through the current client
+            hosts = self._pinned([sent[number] for number in remote]) if remote else []
+            asked = [(host.call(call, args), [remote[row] for row in rows]) for host, rows in hosts]
+            return self._gathered(shards, sent, asked, call, args)
+
+    def _gathered(self, shards: Sequence[Any], sent: list[Any], asked: list[tuple[Any, list[int]]],
+                  call: Callable[..., R], args: tuple[Any, ...]) -> list[R]:
+        """The answers in shard order: the workers' as they come back, the rest asked here."""
         answers: list[Any] = [None] * len(shards)
         for number, spec in enumerate(sent):
             if spec is None:
