@@ -76,8 +76,9 @@ def connect_seconds() -> int:
     if not value:
         return CONNECT_SECONDS
     if not value.isdigit() or not 1 <= int(value) <= MAX_CONNECT_SECONDS:
-        raise EpistemeError("INVALID_USAGE", f"{TIMEOUT_ENV} must be whole seconds in 1–{MAX_CONNECT_SECONDS}, "
-                            f"not {value!r}", details={"value": value})
+        raise EpistemeError("INVALID_USAGE",
+                            f"{TIMEOUT_ENV} must be whole seconds in 1–{MAX_CONNECT_SECONDS}, not {value!r}",
+                            details={"value": value})
     return int(value)
 
 

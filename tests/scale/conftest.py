@@ -21,8 +21,8 @@ def write_corpus(folder: Path, count: int, *, content_type: str = "text/plain", 
     for number in range(count):
         text = "\n\n".join(" ".join(rng.choice(WORDS) for _ in range(30)) for _ in range(4))
         (files / f"f{number:05d}.txt").write_text(text, "utf-8")
-        entries.append({"sourceUrl": f"https://example.org/f{number}", "localPath": f"files/f{number:05d}.txt",
-                        "contentType": content_type})
+        entries.append({"sourceUrl": f"https://example.org/f{number}",
+                        "localPath": f"files/f{number:05d}.txt", "contentType": content_type})
     path = folder / "map.json"
     path.write_text(json.dumps(entries), "utf-8")
     if settle:

@@ -111,11 +111,12 @@ def test_a_scheduler_and_a_worker_started_as_processes(tmp_path: Path) -> None:
         pytest.skip("the dask command is not installed next to this Python")
     port = _free_port()
     env = {**os.environ, "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
     scheduler = subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                                  "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    worker = subprocess.Popen([dask, "worker", f"tcp://127.0.0.1:{port}", "--host", "127.0.0.1", "--nthreads", "1",
-                               "--no-dashboard", "--nworkers", "1"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+                                  "--no-dashboard"], **quiet)  # type: ignore[call-overload]
+    worker = subprocess.Popen([dask, "worker", f"tcp://127.0.0.1:{port}", "--host", "127.0.0.1",
+                               "--nthreads", "1", "--no-dashboard", "--nworkers", "1"],
+                              **quiet)  # type: ignore[call-overload]
     try:
         map_path = write_corpus(tmp_path, 8, settle=False)
         home = tmp_path / "home"

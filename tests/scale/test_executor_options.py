@@ -80,7 +80,8 @@ def test_an_unreachable_scheduler_is_source_unavailable(tmp_path: Path, home: Pa
 
 
 @pytest.mark.parametrize(("value", "status"), [("1", 4), ("600", None), ("0", 2), ("601", 2), ("soon", 2)])
-def test_the_connect_timeout_is_bounded(value: str, status: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_connect_timeout_is_bounded(value: str, status: int | None,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
     from episteme_core.executor.cluster import connect_seconds
 
     monkeypatch.setenv("EPISTEME_DASK_TIMEOUT", value)

@@ -26,8 +26,9 @@ def _slow_home(tmp_path: Path, home: Path, plugin_site, count: int) -> dict[str,
 def test_sigterm_during_a_parallel_extract(tmp_path: Path, home: Path, plugin_site) -> None:  # type: ignore[no-untyped-def]
     env = _slow_home(tmp_path, home, plugin_site, 200)
     before = home_state(home)
-    proc = subprocess.Popen([sys.executable, "-m", "episteme_core", "--home", str(home), "extract", "--jobs", "2",
-                             "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **env})
+    proc = subprocess.Popen([sys.executable, "-m", "episteme_core", "--home", str(home), "extract",
+                             "--jobs", "2", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **env})
     objects = home / "documents" / "objects"
     deadline = time.monotonic() + 60
     while not (objects.exists() and any(p.is_file() for p in objects.rglob("*"))):
@@ -45,7 +46,8 @@ def test_sigterm_during_a_parallel_extract(tmp_path: Path, home: Path, plugin_si
 def test_a_fault_in_a_worker_leaves_the_store_as_before(tmp_path: Path, home: Path, plugin_site) -> None:  # type: ignore[no-untyped-def]
     env = {**_slow_home(tmp_path, home, plugin_site, 12), "EPISTEME_SLOW_SECONDS": "0"}
     before = home_state(home)
-    proc = episteme(home, ["extract", "--jobs", "2", "--json"], {**env, "EPISTEME_FAULT": "after-object-write:5"})
+    proc = episteme(home, ["extract", "--jobs", "2", "--json"],
+                    {**env, "EPISTEME_FAULT": "after-object-write:5"})
     assert proc.returncode != 0
     assert home_state(home) == before
     done = episteme(home, ["extract", "--jobs", "2", "--json"], env)
@@ -53,4 +55,5 @@ def test_a_fault_in_a_worker_leaves_the_store_as_before(tmp_path: Path, home: Pa
     serial = tmp_path / "serial"
     assert episteme(serial, ["manual-ingest", "--map", str(tmp_path / "map.json")], env).returncode == 0
     assert episteme(serial, ["extract", "--jobs", "1"], env).returncode == 0
-    assert (home / "documents" / "index.json").read_bytes() == (serial / "documents" / "index.json").read_bytes()
+    index = Path("documents") / "index.json"
+    assert (home / index).read_bytes() == (serial / index).read_bytes()
