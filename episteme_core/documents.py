@@ -66,10 +66,12 @@ def commit_documents(
     kept: Iterable[tuple[StageEntry, dict[str, Any]]],
     *,
     replace: bool = False,
+    meta: dict[str, Any] | None = None,
 ) -> StageIndex:
     """Commit fresh documents and reused entries, each with its ``meta.sources`` record (what
-    ``extract`` compares to reuse a document). Without ``replace`` the other sources stay. An
-    index equal to the committed one is not rewritten. Call inside ``ctx.writing()``."""
+    ``extract`` compares to reuse a document). Without ``replace`` the other sources stay. ``meta``
+    adds keys to the index meta (what extraction records of its run). An index equal to the
+    committed one is not rewritten. Call inside ``ctx.writing()``."""
     stage = documents_stage(home)
     previous = stage.read_index()
     entries: dict[str, StageEntry] = {}
@@ -86,11 +88,11 @@ def commit_documents(
         entries[document.source] = entry
         records[document.source] = {**record, "objectSha256": entry.sha256}
     records = {key: records[key] for key in sorted(records) if key in entries}
-    meta = {"documents": len(entries), SOURCES_META: records}
+    full = {**(meta or {}), "documents": len(entries), SOURCES_META: records}
     ordered = sorted(entries.values(), key=lambda e: e.key)
-    if previous is not None and previous.entries == ordered and previous.meta == meta:
+    if previous is not None and previous.entries == ordered and previous.meta == full:
         return previous
-    index = stage.commit(ordered, meta=meta)
+    index = stage.commit(ordered, meta=full)
     stage.prune(index)
     return index
 

@@ -17,6 +17,7 @@ from episteme_core.shardstage import DEFAULT_INDEXER, check_indexer
 if TYPE_CHECKING:
     from episteme_core.components import Indexer, SearchableShards
     from episteme_core.context import RunContext
+    from episteme_core.executor import Executor, ExecutorSpec
     from episteme_core.plugins import Plugins
     from episteme_core.store.home import Home
 
@@ -74,12 +75,27 @@ def opener(home: Home, plugins: Plugins, given: str | None = None) -> tuple[Call
     return (lambda: _checked(indexer.open(home), indexer.name)), current
 
 
-def build_index(ctx: RunContext, given: str | None = None, *, reshard: bool = False) -> Any:
+def build_index(ctx: RunContext, given: str | None = None, *, reshard: bool = False,
+                executor: Executor | None = None, spec: ExecutorSpec | None = None) -> Any:
     """Bring the shards up to the committed chunks with the home's indexer, under the writer lock;
-    the indexer's report."""
+    the indexer's report. The build runs on ``executor``, else on the one ``spec`` names (opened
+    under the lock), when the indexer's ``build`` takes an ``executor``."""
     indexer = get_indexer(ctx.plugins, ctx.home, given)
     with ctx.writing():
+        return _build(ctx, indexer, reshard, executor, spec)
+
+
+def _build(ctx: RunContext, indexer: Indexer, reshard: bool, executor: Executor | None,
+           spec: ExecutorSpec | None) -> Any:
+    """``indexer.build``, given an executor when it takes one (a plugin's may not)."""
+    from episteme_core.executor import accepts_executor, running
+
+    if not accepts_executor(indexer.build):
         return indexer.build(ctx, reshard=reshard)
+    if executor is not None or spec is None:
+        return indexer.build(ctx, reshard=reshard, executor=executor)  # type: ignore[call-arg]
+    with running(spec) as opened:
+        return indexer.build(ctx, reshard=reshard, executor=opened)  # type: ignore[call-arg]
 
 
 def report_data(report: Any) -> dict[str, Any]:
@@ -111,8 +127,8 @@ def _artifact_indexer(indexer: Indexer) -> Any:
     return indexer
 
 
-def export_index(ctx: RunContext, out: str, given: str | None = None, *,
-                 reshard: bool = False) -> tuple[Any, dict[str, Any]]:
+def export_index(ctx: RunContext, out: str, given: str | None = None, *, reshard: bool = False,
+                 spec: ExecutorSpec | None = None) -> tuple[Any, dict[str, Any]]:
     """Build the shards (as ``index`` does), then write the commit as one file to ``out`` (a path,
     atomically, or ``-``: kept for ``data.artifact``), under one hold of the writer lock. Returns the
     indexer's report and what was written (``indexer``, ``fingerprint``, ``shards``, ``chunks``,
@@ -122,7 +138,7 @@ def export_index(ctx: RunContext, out: str, given: str | None = None, *,
 
     indexer = _artifact_indexer(get_indexer(ctx.plugins, ctx.home, given))
     with ctx.writing() as home:
-        report = indexer.build(ctx, reshard=reshard)
+        report = _build(ctx, indexer, reshard, None, spec)
         exported = export_bytes(lambda stream: write_bundle(home, stream), out)
     data: dict[str, Any] = {**exported.summary, "bytes": exported.size, "sha256": exported.sha256,
                             "outputPath": str(exported.path) if exported.path else None}

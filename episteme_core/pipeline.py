@@ -19,6 +19,7 @@ from episteme_core.defaults import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
 if TYPE_CHECKING:
     from episteme_core.capture.http import FetchSettings
     from episteme_core.context import RunContext
+    from episteme_core.executor import ExecutorSpec
 
 STAGES = ("capture", "extract", "chunk", "index")
 
@@ -40,6 +41,8 @@ class PipelineOptions:
     max_chars: int = DEFAULT_MAX_CHARS
     overlap_chars: int = DEFAULT_OVERLAP_CHARS
     chunker: str | None = None  # the chunker to prefer (``--chunker``)
+    executor: ExecutorSpec | None = None  # where extract, chunk and index run (None: this process)
+    rehash: bool = False  # hash every local file of a map, trusting no recorded stat (``--rehash``)
     indexer: str | None = None  # the indexer (``--indexer``; default: config.json's, else bm25)
 
 
@@ -55,19 +58,21 @@ def _capture(ctx: RunContext, options: PipelineOptions) -> Any:
                                 max_sources=options.max_sources)
         return snapshot_sources(ctx.home, entries, options.fetch, fail_fast=options.fail_fast,
                                 progress=update, warn=ctx.warn, command=ctx.command)
-    from episteme_core.capture.manifest import read_map
-    from episteme_core.capture.manual import manual_ingest
+    from episteme_core.capture.manual import manual_ingest, read_map_of
 
     assert options.map is not None and options.root is not None and options.max_bytes is not None
-    mapped = read_map(options.map, max_input_bytes=options.max_input_bytes, max_sources=options.max_sources)
+    mapped, stats = read_map_of(ctx.home, options.map, max_input_bytes=options.max_input_bytes,
+                                max_sources=options.max_sources, rehash=options.rehash)
     return manual_ingest(ctx.home, mapped, options.root, max_bytes=options.max_bytes, progress=update,
-                         warn=ctx.warn, command=ctx.command, confine_absolute=options.confine_absolute)
+                         warn=ctx.warn, command=ctx.command, confine_absolute=options.confine_absolute,
+                         rehash=options.rehash, stats=stats)
 
 
 def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
     """Run every stage under one writer lock; returns each stage's report (JSON data)."""
     from episteme_core.chunking import check_options, chunk_home
     from episteme_core.convert import unstructure
+    from episteme_core.executor import running
     from episteme_core.extract.run import extract_documents
     from episteme_core.indexers import build_index, get_indexer, report_data
     from episteme_core.snapshots import read_catalog
@@ -82,7 +87,7 @@ def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
 
         return report
 
-    with ctx.writing() as home:
+    with ctx.writing() as home, running(options.executor) as executor:
         update("pipeline", 0, len(STAGES), "started", "Capturing sources")
         captured = _capture(ctx, options)
         ctx.check_cancelled()
@@ -90,7 +95,8 @@ def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
         catalog = read_catalog(home)
         # extract reuses every document whose snapshot and configuration are unchanged
         documents = (
-            extract_documents(home, ctx.plugins, None, {}, stage_progress("extract"), warn=ctx.warn)
+            extract_documents(home, ctx.plugins, None, {}, stage_progress("extract"), warn=ctx.warn,
+                              executor=executor, catalog=catalog)
             if catalog.sources() else []
         )
         for document in documents:
@@ -101,10 +107,10 @@ def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
         update("pipeline", 2, len(STAGES), "started", "Creating evidence chunks")
         chunked = chunk_home(home, ctx.plugins.all("chunker"), max_chars=options.max_chars,
                              overlap_chars=options.overlap_chars, progress=stage_progress("chunk"),
-                             prefer=options.chunker, warn=ctx.warn)
+                             prefer=options.chunker, warn=ctx.warn, executor=executor)
         ctx.check_cancelled()
         update("pipeline", 3, len(STAGES), "started", "Building search index")
-        indexed = build_index(ctx, options.indexer)
+        indexed = build_index(ctx, options.indexer, executor=executor)
         update("pipeline", 4, len(STAGES), "completed", "Done")
     return {
         "capture": captured.data(),

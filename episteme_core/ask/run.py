@@ -196,6 +196,13 @@ def _idf(shards: Sequence[Shard], terms: Sequence[str]) -> dict[str, float] | No
     return idf_over(shards, terms)
 
 
+def shard_candidates(shard: Any, question: str, wanted: int, since: str | None, include_marked: bool,
+                     idf: dict[str, float] | None, terms: list[str] | None) -> list[CandidatePassage]:
+    """``candidates_of`` with positional arguments: what a worker runs for each shard it holds."""
+    return candidates_of(shard, question, wanted, since=since, include_marked=include_marked, idf=idf,
+                         terms=terms)
+
+
 # -- the question -----------------------------------------------------------------------------------
 def ask(
     home: Any,
@@ -260,9 +267,12 @@ def _ask(home: Any, options: AskOptions, plugins: Any, warn: Warn, shards: Seque
     by_shard: dict[str, dict[str, CandidatePassage]] = {}
     terms = _terms(all_shards, options.question, terms_of)
     idf = _idf(all_shards, terms)
-    for shard in all_shards:
-        found = candidates_of(shard, options.question, options.candidates, since=options.since,
-                              include_marked=options.include_marked, idf=idf, terms=terms)
+    fan = getattr(opened, "executor", None)  # shards fanned out to Dask workers (--executor dask://)
+    asked = (fan.ask_shards(all_shards, shard_candidates, options.question, options.candidates,
+                            options.since, options.include_marked, idf, terms) if fan is not None
+             else [shard_candidates(shard, options.question, options.candidates, options.since,
+                                    options.include_marked, idf, terms) for shard in all_shards])
+    for shard, found in zip(all_shards, asked, strict=True):
         by_shard[shard.name] = {f"p{i}": p for i, p in enumerate(found, start=1)}
     cover = coverage_function(all_shards, options.question)
     coverages = {

@@ -62,6 +62,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _configure_ask(parser: argparse.ArgumentParser) -> None:
+    from episteme_core.cli.executor import add_executor_options
+
     parser.add_argument("question", help="the question (quote it)")
     parser.add_argument("--filter", metavar="SOURCES",
                         help="comma-separated sources to search, e.g. books,claude (default all)")
@@ -70,11 +72,14 @@ def _configure_ask(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--include-marked", action="store_true",
                         help="also consider marked paragraphs (thinking, tool calls and results)")
     _common(parser)
+    add_executor_options(parser, jobs=False)
 
 
 def _run_ask(args: argparse.Namespace, ctx: Context) -> Outcome:
     from episteme_core.ask.run import AskOptions, ask, check_question, parse_filter, parse_since
     from episteme_core.ask.text import render_answer
+    from episteme_core.builtins.retrieval import fanned_out
+    from episteme_core.cli.executor import executor_spec_of
     from episteme_core.convert import unstructure
 
     options = AskOptions(
@@ -87,7 +92,8 @@ def _run_ask(args: argparse.Namespace, ctx: Context) -> Outcome:
         include_marked=args.include_marked,
         indexer=args.indexer,
     )
-    result = ask(ctx.home, options, plugins=ctx.plugins, warn=ctx.warn)
+    with fanned_out(ctx, executor_spec_of(args), None, args.indexer) as shards:
+        result = ask(ctx.home, options, plugins=ctx.plugins, warn=ctx.warn, shards=shards)
     data = unstructure(result)
     return Outcome(data=data, text=render_answer(data))
 

@@ -134,20 +134,28 @@ def _configure_manual(parser: argparse.ArgumentParser) -> None:
                              "localPath values must lie inside it too")
     add_max_bytes(parser, "most bytes per local file")
     add_input_bounds(parser)
+    add_rehash_option(parser)
     _add_snapshots_option(parser)
 
 
+def add_rehash_option(parser: argparse.ArgumentParser) -> None:
+    """``--rehash`` (shared with ``pipeline``): hash every local file, trusting no recorded stat."""
+    parser.add_argument("--rehash", action="store_true",
+                        help="hash every local file again, even where its size, times and inode match "
+                             "those recorded when it was last hashed")
+
+
 def _run_manual(args: argparse.Namespace, ctx: Context) -> Outcome:
-    from episteme_core.capture.manifest import read_map
-    from episteme_core.capture.manual import manual_ingest
+    from episteme_core.capture.manual import manual_ingest, read_map_of
 
     _apply_snapshots_option(args, ctx)
-    entries = read_map(args.map, max_input_bytes=args.max_input_bytes, max_sources=args.max_sources)
+    entries, stats = read_map_of(ctx.home, args.map, max_input_bytes=args.max_input_bytes,
+                                 max_sources=args.max_sources, rehash=args.rehash)
     root = manual_root(args.map, args.root)
     with ctx.writing():
         report = manual_ingest(ctx.home, entries, root, max_bytes=args.max_bytes,
                                progress=_progress(ctx), warn=ctx.warn, command=ctx.command,
-                               confine_absolute=args.root is not None)
+                               confine_absolute=args.root is not None, rehash=args.rehash, stats=stats)
     return Outcome(data=report.data(), text=report.text("Ingested"))
 
 

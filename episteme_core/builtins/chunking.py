@@ -11,6 +11,7 @@ from episteme_core.hookspecs import Register, hookimpl
 
 if TYPE_CHECKING:
     from episteme_core.cli.context import Context
+    from episteme_core.executor import ExecutorSpec
 
 def add_chunk_options(parser: argparse.ArgumentParser) -> None:
     """``--max-chars``, ``--overlap-chars`` and ``--chunker`` (shared with ``pipeline``)."""
@@ -38,32 +39,40 @@ def stage_override(ctx: Context, stage: str, value: str | None) -> None:
         ctx.home.stage_overrides[stage] = Path(value).expanduser().absolute()
 
 
-def run_chunk(ctx: Context, max_chars: int, overlap_chars: int, chunker: str | None = None) -> Any:
-    """Chunk under the writer lock with progress; returns the ``ChunkReport``."""
+def run_chunk(ctx: Context, max_chars: int, overlap_chars: int, chunker: str | None = None,
+              spec: ExecutorSpec | None = None) -> Any:
+    """Chunk under the writer lock with progress, on the executor ``spec`` names (default: this
+    process); returns the ``ChunkReport``."""
     from episteme_core.chunking import check_options, chunk_home
+    from episteme_core.executor import running
 
     check_options(max_chars, overlap_chars)
 
     def progress(current: int, total: int, key: str) -> None:
         ctx.progress.update("chunk", current, total, "completed" if current == total else "started", key)
 
-    with ctx.writing():
+    with ctx.writing(), running(spec) as executor:
         return chunk_home(ctx.home, ctx.plugins.all("chunker"), max_chars=max_chars,
-                          overlap_chars=overlap_chars, progress=progress, prefer=chunker, warn=ctx.warn)
+                          overlap_chars=overlap_chars, progress=progress, prefer=chunker, warn=ctx.warn,
+                          executor=executor)
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
+    from episteme_core.cli.executor import add_executor_options
+
     add_chunk_options(parser)
     parser.add_argument("--documents", metavar="DIR", help="read documents from DIR (default HOME/documents)")
     parser.add_argument("--chunks", metavar="DIR", help="write chunks to DIR (default HOME/chunks)")
+    add_executor_options(parser)
 
 
 def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    from episteme_core.cli.executor import executor_spec_of
     from episteme_core.convert import unstructure
 
     stage_override(ctx, "documents", args.documents)
     stage_override(ctx, "chunks", args.chunks)
-    report = run_chunk(ctx, args.max_chars, args.overlap_chars, args.chunker)
+    report = run_chunk(ctx, args.max_chars, args.overlap_chars, args.chunker, executor_spec_of(args))
     text = (
         f"Created {report.chunks} chunk(s) from {report.documents} document(s) "
         f"({report.chunked} chunked, {report.reused} unchanged, {report.removed} removed).\n"

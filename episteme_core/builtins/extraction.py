@@ -78,6 +78,7 @@ def episteme_extractors(register: Register) -> None:
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
+    from episteme_core.cli.executor import add_executor_options
     from episteme_core.cli.parser import int_range
     from episteme_core.cli.stages import add_stage_options
 
@@ -93,13 +94,17 @@ def _configure(parser: argparse.ArgumentParser) -> None:
                         help="use this extractor for every source whose manifest names none (default: "
                              "the extractor of highest priority for the content type)")
     add_stage_options(parser, "snapshots", "documents")
+    add_executor_options(parser)
 
 
 def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    from episteme_core.cli.executor import executor_spec_of
     from episteme_core.cli.stages import apply_stage_options
+    from episteme_core.executor import running
     from episteme_core.extract.run import extract_sources
 
     apply_stage_options(args, ctx)
+    spec = executor_spec_of(args)
 
     options: dict[str, Any] = {}
     if args.max_pages is not None:
@@ -110,9 +115,9 @@ def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
     def progress(current: int, total: int, source: str) -> None:
         ctx.progress.update("extract", current, total, "completed", source)
 
-    with ctx.writing() as home:
+    with ctx.writing() as home, running(spec) as executor:
         report = extract_sources(home, ctx.plugins, args.sources or None, options, progress,
-                                 force=args.force, extractor=args.extractor, warn=ctx.warn)
+                                 force=args.force, extractor=args.extractor, warn=ctx.warn, executor=executor)
     rows = report.rows
     for row in rows:
         for warning in row["warnings"] or ():

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from episteme_core.cli.context import Context
     from episteme_core.components import Indexer, SearchableShards
     from episteme_core.context import RunContext
+    from episteme_core.executor import Executor
     from episteme_core.indexbundle import IndexBundle
     from episteme_core.store.home import Home
 
@@ -23,13 +24,13 @@ class Bm25Indexer:
     name = "bm25"
     help = "BM25 shards (bm25s lucene scores): one source per shard, frozen, memory-mapped"
 
-    def build(self, ctx: RunContext, *, reshard: bool = False) -> Any:
+    def build(self, ctx: RunContext, *, reshard: bool = False, executor: Executor | None = None) -> Any:
         from episteme_core.index.indexing import index_home
 
         def progress(current: int, total: int, name: str) -> None:
             ctx.progress.update("index", current, total, "completed" if current == total else "started", name)
 
-        return index_home(ctx.home, reshard=reshard, progress=progress)
+        return index_home(ctx.home, reshard=reshard, progress=progress, executor=executor)
 
     def open(self, home: Home) -> SearchableShards:
         from episteme_core.index.shards import open_shards
@@ -61,11 +62,14 @@ def add_indexer_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
+    from episteme_core.cli.executor import add_executor_options
+
     parser.add_argument("--reshard", action="store_true",
                         help="rebuild every shard (after changing shard_size or bm25 in config.json)")
     add_indexer_option(parser)
     parser.add_argument("--chunks", metavar="DIR", help="read chunks from DIR (default HOME/chunks)")
     parser.add_argument("--index", metavar="DIR", help="write shards to DIR (default HOME/shards)")
+    add_executor_options(parser)
     parser.add_argument("--out", metavar="FILE",
                         help="also write the index as one file (a tar of the commit and its shards), "
                              "atomically; '-' (needs --json) returns it in data.artifact (base64)")
@@ -73,6 +77,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
     from episteme_core.builtins.chunking import stage_override
+    from episteme_core.cli.executor import executor_spec_of
     from episteme_core.indexers import build_index, export_index, report_data
 
     if args.out == "-" and not ctx.as_json:
@@ -81,9 +86,10 @@ def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
     stage_override(ctx, "chunks", args.chunks)
     stage_override(ctx, "shards", args.index)
     if args.out is None:
-        report = build_index(ctx, args.indexer, reshard=args.reshard)
+        report = build_index(ctx, args.indexer, reshard=args.reshard, spec=executor_spec_of(args))
         return Outcome(data=report_data(report), text=describe(report))
-    report, written = export_index(ctx, args.out, args.indexer, reshard=args.reshard)
+    report, written = export_index(ctx, args.out, args.indexer, reshard=args.reshard,
+                                   spec=executor_spec_of(args))
     where = (f"\nIndex file: {written['outputPath']} ({written['bytes']} bytes)"
              if written["outputPath"] else "")
     data = {**report_data(report), "outputPath": written["outputPath"], "bytes": written["bytes"],

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,12 +14,14 @@ from episteme_core.hookspecs import Register, hookimpl
 
 if TYPE_CHECKING:
     from episteme_core.cli.context import Context
+    from episteme_core.executor import ExecutorSpec
 
 # query ----------------------------------------------------------------------------------------
 
 
 def _configure_query(parser: argparse.ArgumentParser) -> None:
     from episteme_core.builtins.indexing import add_indexer_option
+    from episteme_core.cli.executor import add_executor_options
     from episteme_core.cli.parser import add_int_option
     from episteme_core.defaults import DEFAULT_MAX_INDEX_BYTES, MAX_INDEX_BYTES
 
@@ -47,6 +51,7 @@ def _configure_query(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunks", metavar="DIR", help="the chunks stage the shards must match "
                                                          "(default HOME/chunks)")
     add_indexer_option(parser)
+    add_executor_options(parser, jobs=False)
 
 
 def _since(value: str | None) -> str | None:
@@ -57,6 +62,7 @@ def _since(value: str | None) -> str | None:
 
 def _run_query(args: argparse.Namespace, ctx: Context) -> Outcome:
     from episteme_core.builtins.chunking import stage_override
+    from episteme_core.cli.executor import executor_spec_of
     from episteme_core.convert import unstructure
     from episteme_core.query import check_term, query, render
     from episteme_core.search import Filters
@@ -75,10 +81,27 @@ def _run_query(args: argparse.Namespace, ctx: Context) -> Outcome:
         normativity=args.normativity, source=tuple(args.source) if args.source else None,
         since=_since(args.since),
     )
-    result = query(ctx.home, args.term, filters=filters, limit=args.limit, offset=args.offset,
-                   max_chars=args.max_chars, exact=args.exact, shard_set=shard_set, plugins=ctx.plugins,
-                   indexer=args.indexer, warn=ctx.warn)
+    with fanned_out(ctx, executor_spec_of(args), shard_set, args.indexer) as shard_set:
+        result = query(ctx.home, args.term, filters=filters, limit=args.limit, offset=args.offset,
+                       max_chars=args.max_chars, exact=args.exact, shard_set=shard_set, plugins=ctx.plugins,
+                       indexer=args.indexer, warn=ctx.warn)
     return Outcome(data=unstructure(result), text=render(result))
+
+
+@contextlib.contextmanager
+def fanned_out(ctx: Context, spec: ExecutorSpec, shard_set: Any, indexer: str | None) -> Iterator[Any]:
+    """The shards a query or ask reads: ``shard_set`` (None: opened by the library) on a local
+    executor; on Dask the home's shards (or ``shard_set``), each search fanned out to the workers."""
+    if spec.kind == "local":
+        yield shard_set
+        return
+    from episteme_core.executor import running
+    from episteme_core.executor.fanout import fanned
+    from episteme_core.indexers import open_index
+
+    with running(spec) as executor:
+        yield fanned(shard_set if shard_set is not None else open_index(ctx.home, ctx.plugins, indexer),
+                     executor)
 
 
 DEFAULT_DIFF_OUT = "diffs/diff.json"
@@ -122,9 +145,15 @@ def _run_diff(args: argparse.Namespace, ctx: Context) -> Outcome:
 
 
 def _configure_pipeline(parser: argparse.ArgumentParser) -> None:
-    from episteme_core.builtins.capture import add_fetch_options, add_input_bounds, add_max_bytes
+    from episteme_core.builtins.capture import (
+        add_fetch_options,
+        add_input_bounds,
+        add_max_bytes,
+        add_rehash_option,
+    )
     from episteme_core.builtins.chunking import add_chunk_options
     from episteme_core.builtins.indexing import add_indexer_option
+    from episteme_core.cli.executor import add_executor_options
 
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--manifest", metavar="FILE",
@@ -140,16 +169,19 @@ def _configure_pipeline(parser: argparse.ArgumentParser) -> None:
     add_fetch_options(parser)
     add_input_bounds(parser)
     add_chunk_options(parser)
+    add_rehash_option(parser)
+    add_executor_options(parser)
     add_indexer_option(parser)
 
 
 def _run_pipeline(args: argparse.Namespace, ctx: Context) -> Outcome:
     from episteme_core.builtins.capture import fetch_settings, manual_root
+    from episteme_core.cli.executor import executor_spec_of
     from episteme_core.pipeline import PipelineOptions, render, run_pipeline
 
     common = {"max_input_bytes": args.max_input_bytes, "max_sources": args.max_sources,
               "max_chars": args.max_chars, "overlap_chars": args.overlap_chars, "chunker": args.chunker,
-              "indexer": args.indexer}
+              "executor": executor_spec_of(args), "rehash": args.rehash, "indexer": args.indexer}
     if args.manifest is not None:
         options = PipelineOptions(manifest=args.manifest, fetch=fetch_settings(args),
                                   fail_fast=args.fail_fast, **common)

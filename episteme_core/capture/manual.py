@@ -2,6 +2,10 @@
 
 All-or-nothing: every map entry is checked (a regular file inside the root, within ``--max-bytes``)
 before anything is written. Files are streamed into the blob store, never held in memory.
+
+Re-runs cost what changed: a file whose size, mtime, ctime and inode are those recorded when it was
+last hashed (``capture.statcache``) is not read again, and when it is still its source's latest
+snapshot nothing else is done for it. ``rehash`` reads every file.
 """
 
 from __future__ import annotations
@@ -9,7 +13,8 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from episteme_core.capture.http import parse_content_type
 from episteme_core.capture.manifest import MapEntry
@@ -19,6 +24,9 @@ from episteme_core.inputs import open_regular
 from episteme_core.records import SnapshotIdentity
 from episteme_core.snapshots import SnapshotWriter, file_digest
 from episteme_core.store.home import Home
+
+if TYPE_CHECKING:
+    from episteme_core.capture.statcache import StatCache
 
 DEFAULT_CONTENT_TYPE = "application/octet-stream"
 # A fixed table (not the system's mime.types) so a snapshot id is the same on every machine.
@@ -36,19 +44,30 @@ def content_type_for(entry: MapEntry) -> tuple[str, str | None]:
     if entry.content_type:
         media, charset = parse_content_type(entry.content_type)
         return media or DEFAULT_CONTENT_TYPE, charset
-    return CONTENT_TYPES.get(PurePosixPath(entry.local_path).suffix.lower(), DEFAULT_CONTENT_TYPE), None
+    return CONTENT_TYPES.get(_suffix(entry.local_path).lower(), DEFAULT_CONTENT_TYPE), None
+
+
+def _suffix(local_path: str) -> str:
+    """``PurePosixPath(local_path).suffix`` without building a path (a map may name many files)."""
+    name = local_path.rstrip("/").rpartition("/")[2]
+    dot = name.rfind(".")
+    return name[dot:] if 0 < dot < len(name) - 1 else ""
 
 
 def check_file(
-    root: Path, entry: MapEntry, max_bytes: int, what: str = "map", *, confine_absolute: bool = True
-) -> tuple[Path, int]:
-    """The file of ``entry``: a regular file within ``max_bytes``, or a named error.
+    root: Path, entry: MapEntry, max_bytes: int, what: str = "map", *, confine_absolute: bool = True,
+    resolved: dict[str, str] | None = None,
+) -> tuple[Path, int, os.stat_result]:
+    """The file of ``entry`` (its path, size and stat): a regular file within ``max_bytes``, or a
+    named error.
 
     A relative ``localPath`` must stay inside ``root``. An absolute one is taken as written (the map
     is the user's own, like a file argument) unless ``confine_absolute`` (``--root`` was given):
     then it must lie inside ``root`` as well. Symlinks and anything but a regular file are refused.
+    ``resolved`` caches the real path of each folder (a map of many files in few folders resolves
+    each folder once).
     """
-    absolute = PurePosixPath(entry.local_path).is_absolute()
+    absolute = entry.local_path.startswith("/")  # PurePosixPath(...).is_absolute()
     path = Path(entry.local_path) if absolute else root / entry.local_path
     where = f"{what}[{entry.index}].localPath"
     details = {"entry": entry.index, "field": "localPath", "path": str(path)}
@@ -67,20 +86,50 @@ def check_file(
             "INVALID_INPUT", f"{where}: {path} is not a regular file (device, fifo or socket)",
             details=details,
         )
-    real_root = root.resolve()
-    if (not absolute or confine_absolute) and not path.resolve().is_relative_to(real_root):
-        how = "is outside --root" if absolute else "leaves the root through a symlinked folder"
-        raise EpistemeError(
-            "INVALID_INPUT", f"{where}: {path} {how} {real_root}",
-            details={**details, "root": str(real_root)},
-        )
+    if not absolute or confine_absolute:
+        real_root = _real(str(root), resolved)
+        folder, _, name = str(path).rpartition("/")
+        real_path = _real(folder or "/", resolved).rstrip("/") + "/" + name  # the file is no symlink
+        if real_path != real_root and not real_path.startswith(real_root.rstrip("/") + "/"):
+            how = "is outside --root" if absolute else "leaves the root through a symlinked folder"
+            raise EpistemeError(
+                "INVALID_INPUT", f"{where}: {path} {how} {real_root}",
+                details={**details, "root": real_root},
+            )
     if info.st_size > max_bytes:
         raise EpistemeError(
             "LIMIT_EXCEEDED", f"{where}: {path} is {info.st_size} bytes, more than --max-bytes {max_bytes}",
             details={**details, "bytes": info.st_size, "limit": max_bytes},
             hint="raise --max-bytes if this file is expected",
         )
-    return path, info.st_size
+    return path, info.st_size, info
+
+
+def _real(folder: str, cache: dict[str, str] | None) -> str:
+    """``os.path.realpath(folder)``, once per folder when a cache is given."""
+    if cache is None:
+        return os.path.realpath(folder)
+    found = cache.get(folder)
+    if found is None:
+        found = cache[folder] = os.path.realpath(folder)
+    return found
+
+
+def read_map_of(home: Home, path: str, *, max_input_bytes: int, max_sources: int,
+                rehash: bool = False) -> tuple[list[MapEntry], StatCache]:
+    """``manifest.read_map`` through the home's stat cache (an unchanged map is not parsed again),
+    and the cache to hand to ``manual_ingest``. Read before taking the lock; nothing is written."""
+    from episteme_core.capture.manifest import parse_map
+    from episteme_core.capture.statcache import StatCache
+    from episteme_core.inputs import read_input
+
+    data = read_input(path, max_input_bytes)
+    stats = StatCache(home, trust=not rehash)
+    entries = stats.parsed_map(data, max_sources)
+    if entries is None:
+        entries = parse_map(data, source="stdin" if path == "-" else path, max_sources=max_sources)
+        stats.keep_map(data, entries)
+    return entries, stats
 
 
 def manual_ingest(
@@ -93,36 +142,50 @@ def manual_ingest(
     warn: WarnFn | None = None,
     command: str = "manual-ingest",
     confine_absolute: bool = True,
+    rehash: bool = False,
+    stats: StatCache | None = None,
 ) -> RunReport:
     """Ingest every map entry (call inside ``with ctx.writing():``); a bad entry fails the whole run.
 
     ``confine_absolute=False`` (``manual-ingest`` without ``--root``) accepts absolute paths anywhere.
+    ``rehash`` hashes every file, trusting no recorded stat; ``stats`` is the cache ``read_map_of``
+    returned with the entries (else the home's is read here).
     """
+    from episteme_core.capture.statcache import StatCache
+
     report = progress or (lambda *a: None)
-    checked = [(entry, *check_file(root, entry, max_bytes, confine_absolute=confine_absolute))
-               for entry in entries]
+    folders: dict[str, str] = {}
+    checked = [(entry, *check_file(root, entry, max_bytes, confine_absolute=confine_absolute,
+                                   resolved=folders)) for entry in entries]
     total = len(checked)
     results: list[SourceResult] = []
+    stats = stats if stats is not None else StatCache(home, trust=not rehash)
     with SnapshotWriter(home, command) as writer:
-        for number, (entry, path, _size) in enumerate(checked, start=1):
+        for number, (entry, path, _size, info) in enumerate(checked, start=1):
             report("manual-ingest", number - 1, total, "started", entry.source_url)
-            sha, length = file_digest(path, max_bytes)
-            if not writer.has_blob(sha, length):
-                stored_sha, length = writer.put_file(path, max_bytes)
-                if stored_sha != sha:
-                    raise EpistemeError(
-                        "PROCESSING_FAILED", f"{path}: changed while being read",
-                        details={"path": str(path)},
-                    )
+            (sha, length), trusted = _content(writer, stats, path, info, max_bytes)
             media, charset = content_type_for(entry)
             identity = SnapshotIdentity(
                 capture_kind="file", source=entry.source_url, final_url=entry.source_url,
                 content_type=media, charset=charset, byte_length=length, content_sha256=sha,
             )
+            as_ingested = [entry.source_url, media, charset]
+            known_id = stats.snapshot_id(path, as_ingested) if trusted else None
+            snapshot_id = known_id or identity.snapshot_id
+            if known_id is None:
+                stats.note_snapshot_id(path, as_ingested, snapshot_id)
             options = {"fragment": entry.fragment} if entry.fragment else {}
-            observation = writer.observe(
-                identity, options=options, attributes={"localPath": entry.local_path}
-            )
+            state = writer.state(entry.source_url)
+            previous: str | None
+            if state is not None and state.latest == snapshot_id and state.options == options:
+                # still the source's latest representation: nothing to store, log or read back
+                status, snapshot_id, previous = "unchanged", state.latest, state.latest
+            else:
+                observation = writer.observe(
+                    identity, options=options, attributes={"localPath": entry.local_path}
+                )
+                status, snapshot_id, previous = (observation.status, observation.record.id,
+                                                 observation.previous)
             warnings: list[dict[str, str]] = []
             if charset:
                 with open(open_regular(path, follow_symlinks=False), "rb") as handle:
@@ -132,10 +195,40 @@ def manual_ingest(
                 if warn is not None:
                     warn(item["code"], f"{entry.source_url}: {item['message']}", source=entry.source_url)
             results.append(SourceResult(
-                entry=entry.index, source=entry.source_url, status=observation.status,
-                snapshot_id=observation.record.id, previous_snapshot_id=observation.previous,
+                entry=entry.index, source=entry.source_url, status=status,
+                snapshot_id=snapshot_id, previous_snapshot_id=previous,
                 final_url=entry.source_url, content_type=media, charset=charset, bytes=length,
                 local_path=entry.local_path, warnings=warnings,
             ))
-            report("manual-ingest", number, total, "completed", f"{entry.source_url}: {observation.status}")
-        return finish(writer, command, results)
+            report("manual-ingest", number, total, "completed", f"{entry.source_url}: {status}")
+        done = finish(writer, command, results)
+    stats.save()
+    return done
+
+
+def _content(writer: SnapshotWriter, stats: StatCache, path: Path, info: os.stat_result,
+             max_bytes: int) -> tuple[tuple[str, int], bool]:
+    """The (sha256, length) of a checked file, its bytes in the blob store, and whether the stat
+    cache vouched for them: when the file's stat is the one recorded and its blob is stored at its
+    length; else the file is hashed (and stored when the blob is missing)."""
+    from episteme_core.capture.statcache import now_ns
+
+    known = stats.lookup(path, info)
+    if known is not None:
+        sha = known[0]
+        try:
+            if os.stat(os.path.join(writer.blobs.root, sha[:2], sha)).st_size == known[1]:
+                return known, True
+        except OSError:
+            pass
+    started = now_ns()
+    sha, length = file_digest(path, max_bytes)
+    if not writer.has_blob(sha, length):
+        stored_sha, length = writer.put_file(path, max_bytes)
+        if stored_sha != sha:
+            raise EpistemeError(
+                "PROCESSING_FAILED", f"{path}: changed while being read",
+                details={"path": str(path)},
+            )
+    stats.record(path, info, sha, length, started)
+    return (sha, length), False

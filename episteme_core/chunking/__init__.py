@@ -14,9 +14,10 @@ imports this package.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -27,11 +28,13 @@ from episteme_core.records import StageEntry, StageIndex
 from episteme_core.store.home import Home
 from episteme_core.store.stage import Stage
 
+if TYPE_CHECKING:
+    from episteme_core.executor import Executor
+
 STAGE = "chunks"
 
 ProgressFn = Callable[[int, int, str], None]
 Warn = Callable[..., None]
-PENDING_BYTES = 256 * 1024 * 1024  # chunk objects held before they are written
 
 
 def chunks_stage(home: Home) -> Stage:
@@ -183,17 +186,23 @@ def chunk_home(
     progress: ProgressFn | None = None,
     prefer: str | None = None,
     warn: Warn | None = None,
+    executor: Executor | None = None,
 ) -> ChunkReport:
     """Chunk every committed document and commit the chunks stage; call inside ``ctx.writing()``.
 
     ``chunkers`` come in registration order; each document goes to the accepting chunker of highest
     priority (``prefer``, a chunker's name, first where it accepts the document). A document keeps
     its chunks while its bytes, the options and the chunker chosen for it are unchanged, so adding
-    a chunker re-chunks only the documents it takes.
+    a chunker re-chunks only the documents it takes. When nothing the stage depends on changed (the
+    documents commit, the options, the chunkers) the previous commit stands without a document read.
+
+    Documents are cut by ``executor`` (default: this process), one task per document: a task reads
+    the document, chooses its chunker, writes its chunks object and returns what the commit needs;
+    the commit is made here. The bytes are the same wherever the tasks ran.
     """
     with paused_cycle_gc():
         return _chunk_home(home, list(chunkers), max_chars=max_chars, overlap_chars=overlap_chars,
-                           progress=progress, prefer=prefer, warn=warn)
+                           progress=progress, prefer=prefer, warn=warn, executor=executor)
 
 
 def _signature(chunkers: Sequence[Any], prefer: str | None) -> dict[str, Any]:
@@ -206,12 +215,86 @@ def _signature(chunkers: Sequence[Any], prefer: str | None) -> dict[str, Any]:
     }
 
 
+# Below this many bytes of documents to cut, a default local executor chunks in this process.
+PARALLEL_BYTES = 16 * 1024 * 1024
+
+
+@attrs.frozen
+class ChunkJob:
+    """What every chunking task shares: the home, the chunkers, the preferred one, the options."""
+
+    home: Home
+    chunkers: list[Any]
+    preferred: Any
+    max_chars: int
+    overlap_chars: int
+
+
+@attrs.frozen
+class ChunkTask:
+    """One document to cut; ``previous`` is the chunker label of its unchanged chunks (reused when
+    the same chunker takes it again)."""
+
+    entry: StageEntry
+    previous: str | None = None
+
+
+@attrs.frozen
+class ChunkResult:
+    """A task's answer: the chunker chosen, the object written (None: the previous one holds), the
+    chunk count, the chunks' source kind, and the ties met while choosing (replayed as warnings)."""
+
+    label: str
+    entry: StageEntry | None
+    count: int
+    source_kind: str | None
+    ties: list[tuple[tuple[Any, ...], dict[str, Any]]]
+
+
+def chunk_document(job: ChunkJob, task: ChunkTask) -> ChunkResult:
+    """Choose the chunker of one document and, unless its previous chunks hold, cut and store it."""
+    with paused_cycle_gc():  # as ``chunk_home`` does, also in a worker process
+        return _chunk_document(job, task)
+
+
+def _chunk_document(job: ChunkJob, task: ChunkTask) -> ChunkResult:
+    ties: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    document = _Pending(job.home, task.entry)
+    chooser = select_chunker(job.chunkers, document, prefer=job.preferred,
+                             warn=lambda *args, **extra: ties.append((args, extra)))
+    label = _label(chooser)
+    kind = document.data.get("sourceKind")
+    if task.previous == label:
+        return ChunkResult(label, None, 0, kind, ties)
+    data, count = _chunk_body(job.home, chooser, document, job.max_chars, job.overlap_chars)
+    entry = chunks_stage(job.home).put_bytes(task.entry.key, data, suffix=".json")
+    return ChunkResult(label, entry, count, kind, ties)
+
+
+def object_source_kind(home: Home, entry: StageEntry) -> str | None:
+    """The source kind a committed chunks object records (for a commit made before kinds were kept)."""
+    body = json.loads(chunks_stage(home).read_bytes(entry))
+    kind = body.get("sourceKind") if isinstance(body, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def _unchanged_report(previous: StageIndex, docs_index: StageIndex, max_chars: int, overlap_chars: int
+                      ) -> ChunkReport:
+    counts = dict(previous.meta.get("counts") or {})
+    return ChunkReport(
+        documents=len(docs_index.entries), chunks=int(previous.meta.get("chunks", sum(counts.values()))),
+        reused=len(docs_index.entries), chunked=0, removed=0, fingerprint=previous.fingerprint,
+        documents_fingerprint=docs_index.fingerprint, max_chars=max_chars, overlap_chars=overlap_chars,
+    )
+
+
 def _chunk_home(
     home: Home, chunkers: list[Any], *, max_chars: int, overlap_chars: int, progress: ProgressFn | None,
-    prefer: str | None, warn: Warn | None,
+    prefer: str | None, warn: Warn | None, executor: Executor | None,
 ) -> ChunkReport:
     from episteme_core.components import warn_once
     from episteme_core.documents import documents_stage
+    from episteme_core.executor import SERIAL, cleaning_up
 
     check_options(max_chars, overlap_chars)
     preferred = None
@@ -229,76 +312,93 @@ def _chunk_home(
     previous = stage.read_index()
     options = {"maxChars": max_chars, "overlapChars": overlap_chars}
     signature = _signature(chunkers, prefer)
+    if (previous is not None and docs_index is not None
+            and previous.meta.get("documentsFingerprint") == docs_index.fingerprint
+            and previous.meta.get("options") == options and previous.meta.get("selection") == signature
+            and isinstance(previous.meta.get("sourceKinds"), dict)):
+        if progress:  # the same documents, options and chunkers: the commit stands as it is
+            progress(len(doc_entries), len(doc_entries), "unchanged")
+        return _unchanged_report(previous, docs_index, max_chars, overlap_chars)
     reusable: dict[str, StageEntry] = {}
     previous_inputs: dict[str, Any] = {}
     previous_by: dict[str, Any] = {}
+    previous_kinds: dict[str, Any] = {}
     same_choice = False
     if previous is not None and previous.meta.get("options") == options:
         reusable = {entry.key: entry for entry in previous.entries}
         previous_inputs = dict(previous.meta.get("inputs") or {})
         previous_by = dict(previous.meta.get("chunkedBy") or {})
+        previous_kinds = dict(previous.meta.get("sourceKinds") or {})
         same_choice = previous.meta.get("selection") == signature
-    entries: list[StageEntry] = []
-    pending: list[tuple[str, bytes, str]] = []
-    pending_bytes = 0
+    previous_counts = dict(previous.meta.get("counts") or {}) if previous else {}
+    entries: dict[str, StageEntry] = {}
     inputs: dict[str, str] = {}
     chunked_by: dict[str, str] = {}
     counts: dict[str, int] = {}
-    previous_counts = dict(previous.meta.get("counts") or {}) if previous else {}
-    reused = chunked = 0
-    for number, doc_entry in enumerate(doc_entries, start=1):
+    kinds: dict[str, Any] = {}
+    tasks: list[ChunkTask] = []
+    reused = chunked = done = 0
+    for doc_entry in doc_entries:
         key = doc_entry.key
         inputs[key] = doc_entry.sha256
         old = reusable.get(key)
         unchanged = (old is not None and previous_inputs.get(key) == doc_entry.sha256
                      and key in previous_counts and key in previous_by)
-        document: _Pending | None = None
-        chooser: Any = None
         if unchanged and same_choice:
-            label = str(previous_by[key])
-        else:
-            document = _Pending(home, doc_entry)
-            chooser = select_chunker(chunkers, document, prefer=preferred, warn=tie_warn)
-            label = _label(chooser)
-        if unchanged and previous_by.get(key) == label:
             assert old is not None
-            entries.append(old)
+            entries[key] = old
             counts[key] = int(previous_counts[key])
+            chunked_by[key] = str(previous_by[key])
+            kinds[key] = previous_kinds[key] if key in previous_kinds else object_source_kind(home, old)
             reused += 1
+            done += 1
+            if progress:
+                progress(done, len(doc_entries), key)
         else:
-            if document is None:
-                document = _Pending(home, doc_entry)
-                chooser = select_chunker(chunkers, document, prefer=preferred, warn=tie_warn)
-                label = _label(chooser)
-            data, count = _chunk_body(home, chooser, document, max_chars, overlap_chars)
-            pending.append((key, data, ".json"))
-            pending_bytes += len(data)
-            if pending_bytes > PENDING_BYTES:  # bounded memory: write this batch (one sync each)
-                entries.extend(stage.put_bytes(k, d, suffix) for k, d, suffix in pending)
-                pending, pending_bytes = [], 0
-            counts[key] = count
-            chunked += 1
-        chunked_by[key] = label
-        if progress:
-            progress(number, len(doc_entries), key)
+            tasks.append(ChunkTask(doc_entry, str(previous_by[key]) if unchanged else None))
+    job = ChunkJob(home, chunkers, preferred, max_chars, overlap_chars)
+    runner = executor or SERIAL
+    with cleaning_up(home, runner):
+        results = runner.map(functools.partial(chunk_document, job), tasks,
+                             work=lambda task: task.entry.bytes, min_work=PARALLEL_BYTES)
+        for task, result in zip(tasks, results, strict=True):
+            key = task.entry.key
+            for args, extra in result.ties:
+                if tie_warn is not None:
+                    tie_warn(*args, **extra)
+            if result.entry is None:  # the same chunker took it again: its chunks hold
+                entries[key] = reusable[key]
+                counts[key] = int(previous_counts[key])
+                reused += 1
+            else:
+                entries[key] = result.entry
+                counts[key] = result.count
+                chunked += 1
+            chunked_by[key] = result.label
+            kinds[key] = result.source_kind
+            done += 1
+            if progress:
+                progress(done, len(doc_entries), key)
+    if tasks and runner is not SERIAL:
+        note_written(stage.dir)
     documents_fingerprint = docs_index.fingerprint if docs_index else None
-    entries.extend(stage.put_bytes(k, d, suffix) for k, d, suffix in pending)
+    ordered = [key for key in inputs]  # document order (the documents index is sorted by key)
     meta: dict[str, Any] = {
         "documentsFingerprint": documents_fingerprint,
         "options": options,
         "selection": signature,
-        "chunkedBy": chunked_by,
+        "chunkedBy": {key: chunked_by[key] for key in ordered},
         "inputs": inputs,
-        "counts": counts,
+        "counts": {key: counts[key] for key in ordered},
+        "sourceKinds": {key: kinds[key] for key in ordered},
         "chunks": sum(counts.values()),
     }
     removed = len({e.key for e in previous.entries} - set(inputs)) if previous else 0
-    if previous is not None and previous.entries == sorted(entries, key=lambda e: e.key) and (
-        previous.meta == meta
-    ):
+    committed = sorted(entries.values(), key=lambda e: e.key)
+    if previous is not None and previous.entries == committed and previous.meta == meta:
         index = previous  # nothing changed: keep the commit (and its bytes) as it is
     else:
-        index = stage.commit(entries, meta)
+        index = stage.commit(committed, meta)
         stage.prune(index)
     return ChunkReport(
         documents=len(doc_entries),
@@ -311,6 +411,14 @@ def _chunk_home(
         max_chars=max_chars,
         overlap_chars=overlap_chars,
     )
+
+
+def note_written(directory: Any) -> None:
+    """Make what workers wrote under ``directory`` durable with this process's next flush (one
+    ``syncfs`` covers every process's files on that file system) before a commit names it."""
+    from episteme_core.store.atomic import sync_after_rename
+
+    sync_after_rename(directory)
 
 
 def iter_chunk_objects(home: Home, index: StageIndex | None = None) -> Iterator[dict[str, Any]]:
@@ -348,26 +456,32 @@ def iter_chunk_rows(home: Home, index: StageIndex | None = None) -> Iterator[tup
     if index is None:
         return
     for entry in index.entries:
-        data = stage.read_bytes(entry)  # size and sha256 checked against the strict index
-        path = str(stage.object_path(entry))
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise EpistemeError("INVALID_INPUT", f"{path}: not valid UTF-8", details={"path": path}) from exc
-        rows = _canonical_rows(text)
-        if rows is None:
-            try:
-                body = json.loads(text)
-            except ValueError as exc:
-                raise EpistemeError(
-                    "INVALID_INPUT", f"{path}: not valid JSON", details={"path": path}
-                ) from exc
-            if not isinstance(body, dict) or not isinstance(body.get("chunks"), list):
-                raise EpistemeError("INVALID_INPUT", f"{path}: not a chunks object", details={"path": path})
-            from episteme_core.canonical import canonical_bytes
+        yield from object_rows(stage, entry)
 
-            rows = [(row, canonical_bytes(row)[:-1]) for row in body["chunks"]]
-        yield from rows
+
+def object_rows(stage: Stage, entry: StageEntry) -> list[tuple[dict[str, Any], bytes]]:
+    """The chunks of one committed chunks object as (JSON, canonical bytes), in reading order,
+    hash-verified (``iter_chunk_rows`` for one object: what one shard-building task reads)."""
+    data = stage.read_bytes(entry)  # size and sha256 checked against the strict index
+    path = str(stage.object_path(entry))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise EpistemeError("INVALID_INPUT", f"{path}: not valid UTF-8", details={"path": path}) from exc
+    rows = _canonical_rows(text)
+    if rows is None:
+        try:
+            body = json.loads(text)
+        except ValueError as exc:
+            raise EpistemeError(
+                "INVALID_INPUT", f"{path}: not valid JSON", details={"path": path}
+            ) from exc
+        if not isinstance(body, dict) or not isinstance(body.get("chunks"), list):
+            raise EpistemeError("INVALID_INPUT", f"{path}: not a chunks object", details={"path": path})
+        from episteme_core.canonical import canonical_bytes
+
+        rows = [(row, canonical_bytes(row)[:-1]) for row in body["chunks"]]
+    return rows
 
 
 _SCAN: Any = None

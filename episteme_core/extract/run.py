@@ -10,8 +10,9 @@ extracted: the previous commit stays.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -21,6 +22,10 @@ from episteme_core.errors import Cancelled, EpistemeError, cancel_requested, cle
 from episteme_core.extract.api import ExtractRequest
 from episteme_core.records import SnapshotRecord
 from episteme_core.store.home import Home
+
+if TYPE_CHECKING:
+    from episteme_core.executor import Executor
+    from episteme_core.snapshots import SnapshotCatalog
 
 GENERIC = "generic"
 
@@ -91,27 +96,51 @@ class Planned:
     authority: str | None
 
 
+def plan_source(catalog: Any, plugins: Any, source: str, *, extractor: str | None = None,
+                warn: Warn | None = None) -> Planned:
+    """Resolve one source's latest snapshot, extractor and family (before any work is done).
+
+    ``extractor`` (``--extractor``) is used for a source whose manifest names none.
+    """
+    record = catalog.latest(source)
+    options = catalog.options(source)
+    url = record.final_url or record.source
+    family = choose_family(plugins, options.get("family"), url, warn)
+    wanted = options.get("extractor") or extractor
+    chosen = plugins.get("extractor", wanted) if wanted else None
+    return Planned(source, record, chosen, family, options.get("fragment"), options.get("authority"))
+
+
 def plan(home: Home, plugins: Any, sources: Sequence[str] | None, *, extractor: str | None = None,
          warn: Warn | None = None) -> tuple[Any, list[Planned]]:
-    """Resolve every source's latest snapshot, extractor and family before doing any work.
-
-    ``extractor`` (``--extractor``) is used for every source whose manifest names none.
-    """
+    """Resolve every source's latest snapshot, extractor and family before doing any work."""
     from episteme_core.snapshots import read_catalog
 
     catalog = read_catalog(home)
     targets = list(dict.fromkeys(sources)) if sources else catalog.sources()
-    planned = []
-    for source in targets:
-        record = catalog.latest(source)
-        options = catalog.options(source)
-        url = record.final_url or record.source
-        family = choose_family(plugins, options.get("family"), url, warn)
-        wanted = options.get("extractor") or extractor
-        chosen = plugins.get("extractor", wanted) if wanted else None
-        planned.append(Planned(source, record, chosen, family, options.get("fragment"),
-                               options.get("authority")))
-    return catalog, planned
+    return catalog, [plan_source(catalog, plugins, source, extractor=extractor, warn=warn)
+                     for source in targets]
+
+
+def signature(plugins: Any, extractor: str | None, options: dict[str, Any]) -> str:
+    """The fingerprint of everything besides a source's snapshot and options that decides its
+    document: the extractors and families there are to choose from (name, version, priority, what
+    each claims; a family's rules), ``--extractor``, the options and this episteme's version."""
+    from episteme_core import __version__
+    from episteme_core.canonical import fingerprint
+    from episteme_core.components import priority
+    from episteme_core.extract.api import rules_of
+
+    return fingerprint({
+        "extractors": [[e.name, str(getattr(e, "version", "")), priority(e),
+                        sorted(getattr(e, "content_types", ())), sorted(getattr(e, "option_names", ()))]
+                       for e in plugins.all("extractor")],
+        "families": [[f.name, str(getattr(f, "version", "")), priority(f), rules_of(f)]
+                     for f in plugins.all("family")],
+        "extractor": extractor,
+        "options": options,
+        "producerVersion": __version__,
+    })
 
 
 def _request(item: Planned, extractor: Any, content: bytes, options: dict[str, Any]) -> ExtractRequest:
@@ -193,6 +222,10 @@ class ExtractReport:
         return counts
 
 
+# Below this many bytes of sources to extract, a default local executor extracts in this process.
+PARALLEL_BYTES = 2 * 1024 * 1024
+
+
 def extract_sources(
     home: Home,
     plugins: Any,
@@ -203,6 +236,9 @@ def extract_sources(
     force: bool = False,
     extractor: str | None = None,
     warn: Warn | None = None,
+    executor: Executor | None = None,
+    catalog: SnapshotCatalog | None = None,
+    report_rows: bool = True,
 ) -> ExtractReport:
     """Extract what changed and commit; call under the writer lock.
 
@@ -210,74 +246,212 @@ def extract_sources(
     episteme version is reused without reading its bytes (unless ``force``); the committed bytes
     are the same either way. Nothing is committed unless every source extracted.
 
-    Memory: each document is written as its stage object as soon as it is extracted and only its
-    summary is kept, so a run holds one document at a time; the documents returned carry their
-    summary fields but no sections (read the committed ones with ``documents.read_documents``).
+    What changed is decided from committed fingerprints: when the snapshots commit and the
+    extraction signature (components, options, version) are those the documents commit recorded,
+    every document stands without a snapshot read; else a source whose latest snapshot and options
+    are those its document recorded is reused from the index alone, and only the others are planned
+    (snapshot record read, extractor and family chosen) and, unless reusable, extracted.
+
+    Sources are extracted by ``executor`` (default: this process), one task per source: a task reads
+    the snapshot's bytes, runs the extractor and writes the document object; the commit is made
+    here. ``catalog`` is the committed snapshots stage when the caller has just read it;
+    ``report_rows=False`` leaves the report's rows out (a caller that wants only the documents).
+    Memory: only each document's summary comes back (no sections); read the committed ones
+    with ``documents.read_documents``.
     """
     from episteme_core.components import warn_once
     from episteme_core.documents import commit_documents, documents_stage, source_records
+    from episteme_core.executor import SERIAL, cleaning_up
+    from episteme_core.snapshots import read_catalog
 
     clear_cancel()
     options = dict(options or {})
     tie_warn = warn_once(warn) if warn is not None else None
-    catalog, planned = plan(home, plugins, sources, extractor=extractor, warn=tie_warn)
+    catalog = catalog if catalog is not None else read_catalog(home)
+    targets = list(dict.fromkeys(sources)) if sources else catalog.sources()
+    for source in targets:
+        catalog.state(source)  # an unknown source fails before any work
     stage = documents_stage(home)
     previous = stage.read_index()
     entries = {entry.key: entry for entry in previous.entries} if previous else {}
     records = source_records(previous)
-    written: list[tuple[Document, dict[str, Any]]] = []
+    sig = signature(plugins, extractor, options)
+    latest = latest_fingerprint(catalog)
+    before = previous.meta.get(RUN_META) if previous is not None else None
+    same = isinstance(before, dict) and before.get("signature") == sig and not force
+    present = _present(stage) if same else None
+    if (same and not sources and before is not None and before.get("snapshots") == latest
+            and set(records) == set(targets) and not any(_transient(r) for r in records.values())
+            and all(_stored(present, entry) for entry in entries.values())):
+        # nothing changed: no commit
+        rows = [_reused_row(records[source]) for source in targets] if report_rows else []
+        if progress and targets:
+            progress(len(targets), len(targets), "unchanged")
+        return ExtractReport(rows=rows, documents=[])
+    rows_at: dict[int, dict[str, Any]] = {}
     kept: list[tuple[Any, dict[str, Any]]] = []
+    tasks: list[ExtractTask] = []
+    done = 0
+    for number, source in enumerate(targets):
+        old, entry = records.get(source), entries.get(source)
+        state = catalog.state(source)
+        if same and old is not None and entry is not None and old.get("snapshotId") == state.latest and (
+                old.get("sourceOptions") == state.options and old.get("objectSha256") == entry.sha256
+                and not _transient(old) and _stored(present, entry)):
+            kept.append((entry, old))  # the same snapshot, options and signature: its document stands
+            rows_at[number] = _reused_row(old)
+            done += 1
+            if progress:
+                progress(done, len(targets), source)
+            continue
+        item = plan_source(catalog, plugins, source, extractor=extractor, warn=tie_warn)
+        chosen = item.extractor or _extractor_by_type(plugins, item.record, tie_warn)
+        if chosen is None:
+            chosen = choose_extractor(plugins, None, item.record, catalog.content(item.record), tie_warn)
+        key = reuse_key(item, chosen, options)
+        if not force and _reusable(old, entry, key, stage):
+            assert old is not None
+            kept.append((entry, {**old, "sourceOptions": state.options}))
+            rows_at[number] = _reused_row(old)
+            done += 1
+            if progress:
+                progress(done, len(targets), source)
+        else:
+            tasks.append(ExtractTask(number, item, chosen, {**key, "sourceOptions": state.options}))
     fresh: list[Document] = []
     created: list[Any] = []  # objects this run wrote that did not exist: removed if it fails
-    rows: list[dict[str, Any]] = []
+    runner = executor or SERIAL
     try:
-        _extract_each(catalog, plugins, planned, options, force, stage, entries, records, kept, fresh,
-                      created, rows, progress, tie_warn)
+        with cleaning_up(home, runner):
+            results = runner.map(functools.partial(extract_one, ExtractJob(home, options)), tasks,
+                                 work=lambda task: task.item.record.byte_length, min_work=PARALLEL_BYTES)
+            for task, result in zip(tasks, results, strict=True):
+                if result.created:
+                    created.append(stage.dir / result.entry.path)
+                kept.append((result.entry, result.record))
+                fresh.append(result.document)
+                outcome = "failed" if result.document.status == "failed" else "extracted"
+                rows_at[task.number] = {**_row(result.record), "outcome": outcome}
+                done += 1
+                if progress:
+                    progress(done, len(targets), task.item.source)
     except BaseException:
         for path in created:
             path.unlink(missing_ok=True)
         raise
+    if tasks and runner is not SERIAL:
+        from episteme_core.chunking import note_written
+
+        note_written(stage.dir)
+    rows = [rows_at[number] for number in range(len(targets))]
     if rows or not sources:
-        commit_documents(home, written, kept, replace=not sources)
+        run = {"signature": sig, "snapshots": latest} if not sources else (
+            {"signature": sig, "snapshots": None} if same else None)
+        commit_documents(home, [], kept, replace=not sources, meta={RUN_META: run} if run else None)
     return ExtractReport(rows=rows, documents=fresh)
 
 
-def _extract_each(
-    catalog: Any, plugins: Any, planned: list[Planned], options: dict[str, Any], force: bool,
-    stage: Any, entries: dict[str, Any], records: dict[str, dict[str, Any]],
-    kept: list[tuple[Any, dict[str, Any]]], fresh: list[Document], created: list[Any],
-    rows: list[dict[str, Any]], progress: Callable[[int, int, str], None] | None,
-    tie_warn: Warn | None,
-) -> None:
-    """Extract (or reuse) each planned source, writing each fresh document's object at once."""
-    for n, item in enumerate(planned, start=1):
-        content: bytes | None = None
-        chosen = item.extractor or _extractor_by_type(plugins, item.record, tie_warn)
-        if chosen is None:
-            content = catalog.content(item.record)
-            chosen = choose_extractor(plugins, None, item.record, content, tie_warn)
-        key = reuse_key(item, chosen, options)
-        old = records.get(item.source)
-        if not force and _reusable(old, entries.get(item.source), key, stage):
-            assert old is not None
-            kept.append((entries[item.source], old))
-            rows.append({**_row(old), "outcome": "failed" if old.get("status") == "failed" else "reused"})
-        else:
-            if content is None:
-                content = catalog.content(item.record)
-            document = _run_extractor(chosen, _request(item, chosen, content, options), item.source)
-            content = None
-            record = {**key, **summary(document)}
-            data = document.to_bytes()
-            path = stage.dir / f"objects/{sha256_hex(data)[:2]}/{sha256_hex(data)}.json"
-            if not path.exists():
-                created.append(path)
-            kept.append((stage.put_bytes(document.source, data, suffix=".json"), record))
-            del data
-            fresh.append(attrs.evolve(document, sections=[]))  # the summary stays, the blocks go
-            rows.append({**_row(record), "outcome": "failed" if document.status == "failed" else "extracted"})
-        if progress:
-            progress(n, len(planned), item.source)
+RUN_META = "extraction"  # documents index meta: the signature and snapshots of the last full run
+
+
+def latest_fingerprint(catalog: Any) -> str:
+    """The fingerprint of what extraction reads of the snapshots stage: each source's latest snapshot
+    id and options (ids hash content, never the clock: equal captures give equal fingerprints)."""
+    from episteme_core.canonical import fingerprint
+
+    return fingerprint({source: [catalog.state(source).latest, catalog.state(source).options]
+                        for source in catalog.sources()})
+
+
+def _present(stage: Any) -> set[str]:
+    """The stage objects on disk, as the relative paths entries name (one directory listing per
+    fan-out folder: cheaper than a stat per object)."""
+    import os
+
+    found: set[str] = set()
+    try:
+        folders = list(os.scandir(stage.objects_dir))
+    except OSError:
+        return found
+    for folder in folders:
+        if folder.is_dir(follow_symlinks=False):
+            with os.scandir(folder.path) as files:
+                found.update(f"objects/{folder.name}/{f.name}"
+                             for f in files if f.is_file(follow_symlinks=False))
+    return found
+
+
+def _stored(present: set[str] | None, entry: Any) -> bool:
+    """Whether the object a committed entry names is on disk (``present``: ``_present``'s listing)."""
+    return present is not None and entry.path in present
+
+
+def _transient(record: dict[str, Any]) -> bool:
+    return bool(set(record.get("diagnostics") or ()) & TRANSIENT)
+
+
+def _reused_row(record: dict[str, Any]) -> dict[str, Any]:
+    return {**_row(record), "outcome": "failed" if record.get("status") == "failed" else "reused"}
+
+
+@attrs.frozen
+class ExtractJob:
+    """What every extraction task shares: the home and the options."""
+
+    home: Home
+    options: dict[str, Any]
+
+
+@attrs.frozen
+class ExtractTask:
+    """One source to extract: its place in the report, its plan, its extractor and reuse key."""
+
+    number: int
+    item: Planned
+    extractor: Any
+    key: dict[str, Any]
+
+
+@attrs.frozen
+class Extracted:
+    """A task's answer: the document object's entry (``created``: this run wrote it), its
+    ``meta.sources`` record, and the document without its sections (its summary)."""
+
+    entry: Any
+    record: dict[str, Any]
+    document: Document
+    created: bool
+
+
+def snapshot_bytes(home: Home, record: SnapshotRecord) -> bytes:
+    """A snapshot's captured bytes, verified by sha256 and length (what ``SnapshotCatalog.content``
+    checks), read without the snapshots index: a task needs only its record."""
+    from episteme_core.store.blobs import BlobStore
+
+    blobs = BlobStore(home.blobs_dir)
+    data = blobs.get(record.content_sha256)
+    if len(data) != record.byte_length:
+        path = blobs.path_for(record.content_sha256)
+        raise EpistemeError("INVALID_INPUT", f"{path}: length differs from snapshot {record.id}",
+                            details={"path": str(path)})
+    return data
+
+
+def extract_one(job: ExtractJob, task: ExtractTask) -> Extracted:
+    """Read one snapshot's bytes (verified), extract it and write the document object."""
+    from episteme_core.documents import documents_stage
+
+    item, chosen = task.item, task.extractor
+    content = snapshot_bytes(job.home, item.record)
+    document = _run_extractor(chosen, _request(item, chosen, content, job.options), item.source)
+    del content
+    record = {**task.key, **summary(document)}
+    data = document.to_bytes()
+    stage = documents_stage(job.home)
+    digest = sha256_hex(data)
+    created = not (stage.dir / f"objects/{digest[:2]}/{digest}.json").exists()
+    entry = stage.put_bytes(document.source, data, suffix=".json")
+    return Extracted(entry, record, attrs.evolve(document, sections=[]), created)
 
 
 def _row(record: dict[str, Any]) -> dict[str, Any]:
@@ -291,10 +465,13 @@ def extract_documents(
     options: dict[str, Any] | None = None,
     progress: Callable[[int, int, str], None] | None = None,
     warn: Warn | None = None,
+    executor: Executor | None = None,
+    catalog: SnapshotCatalog | None = None,
 ) -> list[Document]:
     """Extract what changed and commit (see ``extract_sources``); returns the documents extracted
     afresh. Sources whose committed document was reused are not among them."""
-    return extract_sources(home, plugins, sources, options, progress, warn=warn).documents
+    return extract_sources(home, plugins, sources, options, progress, warn=warn, executor=executor,
+                           catalog=catalog, report_rows=False).documents
 
 
 SUMMARY_FIELDS = ("source", "documentId", "snapshotId", "extractor", "family", "status", "title",

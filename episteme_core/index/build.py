@@ -140,6 +140,7 @@ def build_shard(
     built_from: dict[str, Any], row_bytes: list[bytes] | None = None,
     fields: dict[str, int] | None = None, run_chars: int = RUN_CHARS,
     section_run_chars: int = SECTION_RUN_CHARS,
+    inputs: list[tuple[str, str]] | None = None, row_inputs: list[int] | None = None,
 ) -> bytes:
     """The bytes of a shard over ``rows`` (chunk JSON objects of one source, sorted by id).
 
@@ -147,7 +148,9 @@ def build_shard(
     unit's terms are its fields with ``fields`` weights (``fields.unit_tokens``). Times and facets
     stay per chunk: a unit matches a filter when one of its chunks does. ``row_bytes``,
     when given, are the canonical JSON bytes of ``rows`` (as the chunks stage stores them, so they
-    need not be encoded again); else they are encoded here.
+    need not be encoded again); else they are encoded here. ``inputs`` are the chunks objects the
+    rows came from, as (stage key, object sha256), and ``row_inputs`` each row's input: the indexer
+    keeps a row only while its object is committed unchanged (``input_table``).
     """
     import numpy as np
 
@@ -197,6 +200,17 @@ def build_shard(
         np.cumsum(np.fromiter(map(len, units), dtype=np.int64, count=len(units)), out=starts[1:])
         arrays["unitStart"] = ("u8", starts.tobytes())
         arrays["unitRows"] = ("u4", struct.pack(f"<{int(starts[-1])}I", *(r for unit in units for r in unit)))
+    if inputs is not None:
+        if row_inputs is None or len(row_inputs) != len(rows) or any(
+                not 0 <= i < len(inputs) for i in row_inputs):
+            raise ValueError(f"shard {name}: one input per row, each naming one of the inputs")
+        keys = [key.encode("utf-8") for key, _ in inputs]
+        key_offsets = np.zeros(len(keys) + 1, dtype="<u8")
+        np.cumsum(np.fromiter(map(len, keys), dtype=np.int64, count=len(keys)), out=key_offsets[1:])
+        arrays["inputKeyOffsets"] = ("u8", key_offsets.tobytes())
+        arrays["inputKeyBytes"] = ("u1", b"".join(keys))
+        arrays["inputSha256"] = ("u1", bytes.fromhex("".join(sha for _, sha in inputs)))
+        arrays["rowInputs"] = ("u4", struct.pack(f"<{len(rows)}I", *row_inputs))
     for field in FACETS:
         codes = {value: code for code, value in enumerate(facets[field])}
         arrays[f"facet.{field}"] = ("u2", struct.pack(f"<{len(rows)}H",
@@ -218,3 +232,27 @@ def build_shard(
         "builtFrom": built_from,
     }
     return shardfile.encode(meta, arrays)
+
+
+def input_table(file: shardfile.ShardFile) -> tuple[list[tuple[str, str]], Any] | None:
+    """The chunks objects a shard was built from, as (stage key, object sha256), and each row's input
+    (a numpy array); None for a shard built before shards recorded them."""
+    import numpy as np
+
+    if "rowInputs" not in file.arrays:
+        return None
+    count = file.count("inputKeyOffsets") - 1
+    offsets = file.slice("inputKeyOffsets", 0, count + 1)
+    keys = file.raw("inputKeyBytes", 0, file.count("inputKeyBytes"))
+    shas = file.raw("inputSha256", 0, 32 * count).hex()
+    inputs = [(keys[offsets[i]:offsets[i + 1]].decode("utf-8"), shas[64 * i : 64 * i + 64])
+              for i in range(count)]
+    rows = file.count("rowInputs")
+    return inputs, np.asarray(file.numpy("rowInputs", 0, rows), dtype=np.int64)
+
+
+def header_of(data: bytes) -> dict[str, Any]:
+    """The JSON header of shard bytes ``data`` (what a worker reports of the shard it wrote)."""
+    (length,) = struct.unpack_from("<Q", data, len(shardfile.MAGIC))
+    header: dict[str, Any] = json.loads(data[len(shardfile.MAGIC) + 8 : len(shardfile.MAGIC) + 8 + length])
+    return header

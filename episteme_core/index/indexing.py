@@ -11,14 +11,15 @@ as stale.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from episteme_core.chunking import chunks_stage, iter_chunk_rows
+from episteme_core.chunking import chunks_stage, object_rows
 from episteme_core.errors import EpistemeError
 from episteme_core.gcpause import paused_cycle_gc
 from episteme_core.index.analyzer import analyzer_id, analyzer_params
@@ -31,6 +32,9 @@ from episteme_core.records import StageEntry
 from episteme_core.shardstage import indexer_of, log_mark
 from episteme_core.store.home import Home
 from episteme_core.store.stage import Stage
+
+if TYPE_CHECKING:
+    from episteme_core.executor import Executor
 
 DEFAULT_SHARD_SIZE = 50_000
 MIN_SHARD_SIZE, MAX_SHARD_SIZE = 1, 10_000_000
@@ -140,40 +144,123 @@ def _same_but_log_mark(home: Home, old: dict[str, Any], new: dict[str, Any]) -> 
     return not log_has_captures_after(home, int(old.get("logBytes") or 0))
 
 
-def _pack(ids: list[str], live: dict[str, tuple[dict[str, Any], bytes]], size: int) -> list[list[str]]:
-    """New shards of at most ``size`` chunks, chunk ids sorted within each; a record's paragraphs are
-    kept in one shard (their runs never cross shards) unless the record alone is larger."""
-    groups: dict[str, list[str]] = {}
-    for chunk in ids:  # sorted: each group is sorted, groups ordered by their first chunk
-        record = live[chunk][0].get("recordId")
-        groups.setdefault(record if record is not None else "\0" + chunk, []).append(chunk)
-    packed: list[list[str]] = []
-    current: list[str] = []
-    for group in sorted(groups.values(), key=lambda g: g[0]):
-        if current and len(current) + len(group) > size:
-            packed.append(sorted(current))
-            current = []
-        if len(group) > size:  # a record larger than a shard is cut in reading order (runs end there)
-            view = {chunk: live[chunk][0] for chunk in group}
-            group.sort(key=lambda c: (view[c].get("paragraph") or 0, view[c].get("partIndex") or 1, c))
-            while len(group) > size:
-                packed.append(sorted(group[:size]))
-                group = group[size:]
-        current.extend(group)
+@attrs.frozen
+class Piece:
+    """Rows ``[start, stop)`` (reading order) of one committed chunks object."""
+
+    entry: StageEntry
+    start: int
+    stop: int
+
+
+def _pack(keys: list[str], objects: dict[str, StageEntry], counts: dict[str, int],
+          size: int) -> list[list[Piece]]:
+    """New shards of at most ``size`` chunks from whole chunks objects, in key order: a document (and
+    so a record, and a section) stays in one shard, cut in reading order only when it alone is larger.
+    The planner needs only the chunks index (counts per object), never the objects."""
+    packed: list[list[Piece]] = []
+    current: list[Piece] = []
+    filled = 0
+    for key in keys:
+        count = counts[key]
+        if current and filled + count > size:
+            packed.append(current)
+            current, filled = [], 0
+        start = 0
+        while count - start > size:  # larger than a shard: cut in reading order (runs end there)
+            packed.append([Piece(objects[key], start, start + size)])
+            start += size
+        current.append(Piece(objects[key], start, count))
+        filled += count - start
     if current:
-        packed.append(sorted(current))
+        packed.append(current)
     return packed
 
 
+@attrs.frozen
+class ShardJob:
+    """What every shard-building task shares: the home and the settings of the shards."""
+
+    home: Home
+    params: dict[str, Any]
+    fields: dict[str, int]
+    run_chars: dict[str, int]
+    built_from: dict[str, Any]
+
+
+@attrs.frozen
+class ShardTask:
+    """One shard to build: its name, source and the pieces of chunks objects it holds."""
+
+    name: str
+    source: str
+    pieces: list[Piece]
+
+
+@attrs.frozen
+class BuiltShard:
+    """What a task reports of the shard it wrote: its stage entry, header sha256, rows and terms."""
+
+    entry: StageEntry
+    header_sha256: str
+    rows: int
+    terms: int
+
+
+def build_shard_object(job: ShardJob, task: ShardTask) -> BuiltShard:
+    """Read the task's chunks (hash-verified), build the shard and write it as a stage object."""
+    with paused_cycle_gc():  # millions of small objects, no cycles (also in a worker process)
+        return _build_shard_object(job, task)
+
+
+def _build_shard_object(job: ShardJob, task: ShardTask) -> BuiltShard:
+    from episteme_core.index.build import header_of
+
+    chunks = chunks_stage(job.home)
+    inputs = [(piece.entry.key, piece.entry.sha256) for piece in task.pieces]
+    found: dict[str, tuple[dict[str, Any], bytes, int]] = {}
+    for number, piece in enumerate(task.pieces):
+        for row, raw in object_rows(chunks, piece.entry)[piece.start : piece.stop]:
+            if row.get("sourceKind") != task.source:
+                path = str(chunks.object_path(piece.entry))
+                raise EpistemeError(
+                    "INVALID_INPUT", f"{path}: a chunk of source {row.get('sourceKind')!r} in an object of "
+                    f"source {task.source!r}", details={"path": path})
+            found.setdefault(row["id"], (row, raw, number))
+    ids = sorted(found)
+    labels: dict[tuple[Any, ...], tuple[str, str, str, str]] = {}
+    rows = [indexed(found[i][0], labels) for i in ids]
+    data = build_shard(rows, source=task.source, name=task.name, params=job.params,
+                       built_from=job.built_from, row_bytes=[found[i][1] for i in ids], fields=job.fields,
+                       run_chars=job.run_chars["records"], section_run_chars=job.run_chars["sections"],
+                       inputs=inputs, row_inputs=[found[i][2] for i in ids])
+    del found, rows
+    header = header_of(data)
+    entry = Stage(job.home, STAGE).put_bytes(task.name, data, suffix=".shard")
+    return BuiltShard(entry, header_sha256(data), len(ids), int(header["meta"]["terms"]))
+
+
+# Below this many chunks to index, a default local executor builds the shards in this process.
+PARALLEL_CHUNKS = 100_000
+
+
 def index_home(
-    home: Home, *, reshard: bool = False, progress: ProgressFn | None = None
+    home: Home, *, reshard: bool = False, progress: ProgressFn | None = None,
+    executor: Executor | None = None,
 ) -> IndexReport:
-    """Bring the shards up to the committed chunks; call inside ``ctx.writing()``."""
+    """Bring the shards up to the committed chunks; call inside ``ctx.writing()``.
+
+    Shards are built by ``executor`` (default: this process), one task per shard; the commit is made
+    here, so the shards are the same bytes wherever they were built.
+    """
     with paused_cycle_gc():
-        return _index_home(home, reshard=reshard, progress=progress)
+        return _index_home(home, reshard=reshard, progress=progress, executor=executor)
 
 
-def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None) -> IndexReport:
+def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None,
+                executor: Executor | None) -> IndexReport:
+    from episteme_core.executor import SERIAL, cleaning_up
+
     settings = index_settings(home)
     shard_size, params = settings.shard_size, settings.bm25
     cstage = chunks_stage(home)
@@ -184,13 +271,6 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None) -> In
             hint="run episteme chunk (or episteme pipeline)",
         )
     chunk_index_sha = hashlib.sha256(cstage.index_path.read_bytes()).hexdigest()
-    # chunk id -> (the fields a shard indexes, the chunk's canonical bytes): a million chunks fit
-    live: dict[str, tuple[dict[str, Any], bytes]] = {}
-    labels: dict[tuple[Any, ...], tuple[str, str, str, str]] = {}  # a document's labels, once
-    for chunk_json, raw in iter_chunk_rows(home, chunk_index):
-        if chunk_json["id"] not in live:
-            live[chunk_json["id"]] = (indexed(chunk_json, labels), raw)
-    del labels
     stage = Stage(home, STAGE)
     previous = stage.read_index()
     analyzer = analyzer_params()
@@ -202,65 +282,70 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None) -> In
         and previous.meta.get("fields") == settings.fields
         and previous.meta.get("runChars") == settings.run_chars
     )
+    if compatible and not reshard and previous is not None and (
+            previous.meta.get("chunkIndexSha256") == chunk_index_sha
+            and previous.meta.get("shardSize") == shard_size):
+        return _unchanged(home, stage, previous, chunk_index.fingerprint, progress)
+    objects = {entry.key: entry for entry in chunk_index.entries}
+    counts = {key: int(n) for key, n in (chunk_index.meta.get("counts") or {}).items()}
+    kinds = chunk_index.meta.get("sourceKinds")
+    if not isinstance(kinds, dict) or set(kinds) != set(objects) or set(counts) != set(objects):
+        from episteme_core.chunking import object_source_kind
+
+        kinds = {key: object_source_kind(home, entry) for key, entry in objects.items()}
+        counts = {key: len(object_rows(cstage, entry)) for key, entry in objects.items()}
     resharded = reshard or not compatible
     entries: dict[str, StageEntry] = {}
     infos: dict[str, dict[str, Any]] = {}
-    covered: set[str] = set()
+    held: set[tuple[str, str]] = set()  # (key, object sha256) the kept shards hold
     dropped: list[str] = []
     deleted_rows = 0
     # Shard numbers only grow (kept across commits, even --reshard): a name never means two contents.
     ours = previous is not None and indexer_of(previous.meta) == INDEXER
     next_seq: dict[str, int] = dict((previous.meta.get("nextShard") or {}) if ours and previous else {})
     if previous is not None and not resharded:
-        old_infos = previous.meta.get("shards") or {}
-        for entry in previous.entries:
-            info = old_infos[entry.key]
-            shard = Shard(stage.object_path(entry), name=entry.key, source=info["source"],
-                          size=entry.bytes, header_sha256=info["headerSha256"])
-            label = source_label(info["source"])
-            seq = int(entry.key.rsplit("-", 1)[1])
-            next_seq[label] = max(next_seq.get(label, 1), seq + 1)
-            gone = []
-            for row in range(shard.rows):
-                chunk = shard.chunk_id(row)
-                if chunk in live and chunk not in covered:
-                    covered.add(chunk)
-                else:
-                    gone.append(row)
-            if len(gone) == shard.rows:
-                dropped.append(entry.key)
-                continue
-            entries[entry.key] = entry
-            infos[entry.key] = {**info, "deleted": gone}
-            deleted_rows += len(gone)
+        kept = _keep(stage, previous, objects, next_seq)
+        if kept is None:  # shards made before they recorded their inputs: rebuild them all
+            resharded = True
+        else:
+            entries, infos, held, dropped, deleted_rows = kept
+    if resharded:
+        entries, infos, held, dropped, deleted_rows = {}, {}, set(), [], 0
+        if previous is not None:
+            for entry in previous.entries:  # every old name stays taken
+                label, _, taken = entry.key.rpartition("-")
+                next_seq[label] = max(next_seq.get(label, 1), int(taken) + 1)
     fresh: dict[str, list[str]] = {}
-    for chunk in sorted(set(live) - covered):
-        fresh.setdefault(live[chunk][0]["sourceKind"], []).append(chunk)
-    planned = []
+    for key in sorted(objects):
+        if counts.get(key, 0) > 0 and (key, objects[key].sha256) not in held:
+            fresh.setdefault(str(kinds[key]), []).append(key)
+    tasks: list[ShardTask] = []
     for source in sorted(fresh):
         label = source_label(source)
-        for ids in _pack(fresh[source], live, shard_size):
+        for pieces in _pack(fresh[source], objects, counts, shard_size):
             seq = next_seq.get(label, 1)
             next_seq[label] = seq + 1
-            planned.append((f"{label}-{seq:04d}", source, ids))
+            tasks.append(ShardTask(f"{label}-{seq:04d}", source, pieces))
+    job = ShardJob(home, params, settings.fields, settings.run_chars,
+                   {"chunkIndexFingerprint": chunk_index.fingerprint})
+    runner = executor or SERIAL
     built: list[str] = []
     terms = 0
-    built_from = {"chunkIndexFingerprint": chunk_index.fingerprint}
-    for number, (name, source, ids) in enumerate(planned, start=1):
-        data = build_shard([live[i][0] for i in ids], source=source, name=name, params=params,
-                           built_from=built_from, row_bytes=[live[i][1] for i in ids],
-                           fields=settings.fields, run_chars=settings.run_chars["records"],
-                           section_run_chars=settings.run_chars["sections"])
-        entry = stage.put_bytes(name, data, suffix=".shard")
-        entries[name] = entry
-        shard = Shard(stage.object_path(entry), name=name, source=source, size=entry.bytes,
-                      header_sha256=header_sha256(data))
-        terms += int(shard.meta["terms"])
-        infos[name] = {"source": source, "rows": len(ids), "headerSha256": header_sha256(data),
-                       "deleted": []}
-        built.append(name)
-        if progress:
-            progress(number, len(planned), name)
+    with cleaning_up(home, runner):
+        results = runner.map(functools.partial(build_shard_object, job), tasks, min_work=PARALLEL_CHUNKS,
+                             work=lambda task: sum(p.stop - p.start for p in task.pieces))
+        for number, (task, shard) in enumerate(zip(tasks, results, strict=True), start=1):
+            entries[task.name] = shard.entry
+            terms += shard.terms
+            infos[task.name] = {"source": task.source, "rows": shard.rows,
+                                "headerSha256": shard.header_sha256, "deleted": []}
+            built.append(task.name)
+            if progress:
+                progress(number, len(tasks), task.name)
+    if tasks and runner is not SERIAL:
+        from episteme_core.chunking import note_written
+
+        note_written(stage.dir)
     lines, log_bytes = log_mark(home)
     sources: dict[str, int] = {}
     for info in infos.values():
@@ -276,7 +361,7 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None) -> In
         "chunkIndexSha256": chunk_index_sha,
         "logPosition": lines,
         "logBytes": log_bytes,
-        "shards": infos,
+        "shards": {name: infos[name] for name in sorted(infos)},
         "chunks": sum(sources.values()),
         "sources": dict(sorted(sources.items())),
         "nextShard": dict(sorted(next_seq.items())),
@@ -305,4 +390,62 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None) -> In
         fingerprint=index.fingerprint,
         chunk_index_fingerprint=chunk_index.fingerprint,
         sources=meta["sources"],
+    )
+
+
+def _keep(stage: Stage, previous: Any, objects: dict[str, StageEntry], next_seq: dict[str, int]) -> Any:
+    """The previous shards that still hold committed chunks: a row lives while the chunks object it
+    came from is committed unchanged (its key and sha256); a shard with no live row is dropped.
+    Reads each shard's input table, never a chunks object. None when a shard has no input table."""
+    import numpy as np
+
+    from episteme_core.index.build import input_table
+
+    old_infos = previous.meta.get("shards") or {}
+    entries: dict[str, StageEntry] = {}
+    infos: dict[str, dict[str, Any]] = {}
+    held: set[tuple[str, str]] = set()
+    dropped: list[str] = []
+    deleted_rows = 0
+    for entry in previous.entries:
+        info = old_infos[entry.key]
+        shard = Shard(stage.object_path(entry), name=entry.key, source=info["source"],
+                      size=entry.bytes, header_sha256=info["headerSha256"])
+        label = source_label(info["source"])
+        seq = int(entry.key.rsplit("-", 1)[1])
+        next_seq[label] = max(next_seq.get(label, 1), seq + 1)
+        table = input_table(shard.file)
+        if table is None:
+            return None
+        inputs, row_inputs = table
+        live = [number for number, (key, sha) in enumerate(inputs)
+                if key in objects and objects[key].sha256 == sha]
+        gone = np.flatnonzero(~np.isin(row_inputs, np.asarray(live, dtype=np.int64))).tolist()
+        if len(gone) == shard.rows:
+            dropped.append(entry.key)
+            continue
+        held.update(inputs[number] for number in live)
+        entries[entry.key] = entry
+        infos[entry.key] = {**info, "deleted": gone}
+        deleted_rows += len(gone)
+    return entries, infos, held, dropped, deleted_rows
+
+
+def _unchanged(home: Home, stage: Stage, previous: Any, chunk_fingerprint: str,
+               progress: ProgressFn | None) -> IndexReport:
+    """The shards were built from the committed chunks with these settings: keep them; only the log
+    mark moves, when the log gained captures (readers compare it)."""
+    lines, log_bytes = log_mark(home)
+    meta = {**previous.meta, "logPosition": lines, "logBytes": log_bytes}
+    if _same_but_log_mark(home, previous.meta, meta) or meta == previous.meta:
+        index, changed = previous, False
+    else:
+        index, changed = stage.commit(previous.entries, meta), True
+    if progress:
+        progress(0, 0, "unchanged")
+    return IndexReport(
+        shards=len(index.entries), chunks=int(meta["chunks"]), built=[], kept=len(index.entries),
+        dropped=[], deleted_rows=sum(len(info.get("deleted") or ()) for info in meta["shards"].values()),
+        terms=0, resharded=False, changed=changed, fingerprint=index.fingerprint,
+        chunk_index_fingerprint=chunk_fingerprint, sources=dict(meta["sources"]),
     )

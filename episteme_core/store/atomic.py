@@ -102,8 +102,12 @@ def _syncfs() -> Callable[[int], int] | None:
 
 
 @contextlib.contextmanager
-def deferred_sync() -> Iterator[None]:
-    """Batch the durability of files written in the block (see ``DeferredSync``); flush at the end."""
+def deferred_sync(*, flush: bool = True) -> Iterator[None]:
+    """Batch the durability of files written in the block (see ``DeferredSync``); flush at the end.
+
+    ``flush=False`` leaves the flush to another process on the same machine: a worker of a command
+    whose own batch ``syncfs`` will make the worker's files durable before its commit names them.
+    """
     syncfs = _syncfs()
     if syncfs is None or _deferred.get() is not None:
         yield
@@ -112,9 +116,15 @@ def deferred_sync() -> Iterator[None]:
     token = _deferred.set(batch)
     try:
         yield
-        batch.flush()
+        if flush:
+            batch.flush()
     finally:
         _deferred.reset(token)
+
+
+def syncing_later() -> bool:
+    """True inside a ``deferred_sync`` block: files are made durable by a later ``flush_pending``."""
+    return _deferred.get() is not None
 
 
 def flush_pending() -> None:

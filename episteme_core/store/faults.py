@@ -12,6 +12,10 @@ is how the crash-matrix test learns which steps a command takes and how often.
 
 ``EPISTEME_CRASH_AT=N`` (the older hook the laws use) kills at the Nth point of any name.
 
+A command whose stage runs in worker processes (``episteme_core.executor``) shares its counts with
+them (``share``/``join``): the Nth point is the Nth the command reaches in any of its processes, and
+a worker that dies there takes the command's process with it, as a kill of a single process would.
+
 Points (in the order a commit reaches them):
 
 | point | where |
@@ -29,8 +33,10 @@ Without either variable set, a point costs one dictionary lookup.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+from typing import Any
 
 POINTS = (
     "temp-written",
@@ -49,6 +55,8 @@ POINTS = (
 
 _counts: dict[str, int] = {}
 _ordinal = 0
+_shared: str | None = None  # a file holding the counts every process of the command shares
+_command: int | None = None  # in a worker: the command's process, killed with the worker
 
 
 def _targets(spec: str) -> dict[str, int]:
@@ -70,26 +78,92 @@ def fault(point: str) -> None:
     if not (spec or crash_at or trace):
         return
     global _ordinal
-    _ordinal += 1
-    seen = _counts[point] = _counts.get(point, 0) + 1
+    if _shared is not None:
+        ordinal, seen = _count_shared(point)
+    else:
+        _ordinal += 1
+        ordinal, seen = _ordinal, _counts.setdefault(point, 0) + 1
+        _counts[point] = seen
     if trace:
         with open(trace, "a", encoding="utf-8") as handle:
             handle.write(point + "\n")
-    if crash_at and str(_ordinal) == crash_at.strip():
+    if crash_at and str(ordinal) == crash_at.strip():
         _die()
     if spec and _targets(spec).get(point) == seen:
         _die()
 
 
 def _die() -> None:
+    if _command is not None and _command != os.getpid():
+        os.kill(_command, signal.SIGKILL)  # the command dies with its worker, as if it were one process
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _count_shared(point: str) -> tuple[int, int]:
+    """Count ``point`` in the shared file, under an exclusive lock: (ordinal, times seen)."""
+    import fcntl
+
+    assert _shared is not None
+    with open(_shared, "r+", encoding="utf-8") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        state = json.loads(handle.read() or "{}")
+        counts = state.setdefault("counts", {})
+        counts[point] = seen = int(counts.get(point, 0)) + 1
+        state["ordinal"] = ordinal = int(state.get("ordinal", 0)) + 1
+        handle.seek(0)
+        handle.truncate()
+        handle.write(json.dumps(state))
+        handle.flush()
+    return ordinal, seen
+
+
+def share() -> dict[str, Any] | None:
+    """What a worker process needs (``join``) to count points with this command; None when no fault
+    is asked for. The counts so far move to a shared file until ``unshare``."""
+    global _shared
+    if not (os.environ.get("EPISTEME_FAULT") or os.environ.get("EPISTEME_CRASH_AT")):
+        return None
+    if _shared is None:
+        import tempfile
+
+        fd, path = tempfile.mkstemp(prefix="episteme-faults-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps({"counts": _counts, "ordinal": _ordinal}))
+        _shared = path
+    return {"path": _shared, "command": os.getpid()}
+
+
+def join(state: dict[str, Any] | None) -> None:
+    """In a worker process: count points in the command's shared file and die with the command."""
+    global _shared, _command
+    if state is not None:
+        _shared, _command = str(state["path"]), int(state["command"])
+
+
+def unshare() -> None:
+    """In the command's process, once its workers stopped: take the shared counts back."""
+    global _shared, _ordinal
+    if _shared is None or _command is not None:
+        return
+    path, _shared = _shared, None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            state = json.loads(handle.read() or "{}")
+        _counts.clear()
+        _counts.update({str(k): int(v) for k, v in state.get("counts", {}).items()})
+        _ordinal = int(state.get("ordinal", _ordinal))
+    finally:
+        os.unlink(path)
 
 
 def reset() -> None:
     """Forget the counts (for a test that runs several commands in one process)."""
-    global _ordinal
+    global _ordinal, _shared
     _counts.clear()
     _ordinal = 0
+    if _shared is not None and _command is None:
+        os.unlink(_shared)
+    _shared = None
 
 
-__all__ = ["POINTS", "fault", "reset"]
+__all__ = ["POINTS", "fault", "join", "reset", "share", "unshare"]

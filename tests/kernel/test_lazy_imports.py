@@ -10,7 +10,8 @@ import subprocess
 import sys
 
 HEAVY = ("httpx", "html5lib", "pdfplumber", "numpy", "scipy", "bm25s", "warcio", "rich",
-         "jsonschema", "defusedxml", "importlib.metadata", "cattrs")
+         "jsonschema", "defusedxml", "importlib.metadata", "cattrs", "dask", "distributed",
+         "concurrent.futures.process")
 
 _PROBE = """
 import contextlib, io, json, sys
@@ -30,6 +31,6 @@ def _modules_after(*args: str) -> set[str]:
 
 
 def test_help_and_version_import_no_heavy_library() -> None:
-    for args in (["--help"], ["--version"], ["query", "--help"]):
+    for args in (["--help"], ["--version"], ["query", "--help"], ["index", "--help"], ["ask", "--help"]):
         loaded = _modules_after(*args)
         assert not {m for m in HEAVY if m in loaded}, (args, {m for m in HEAVY if m in loaded})

@@ -32,6 +32,9 @@ def test_the_trace_lists_every_point_a_command_passes_in_order(tmp_path: Path, h
     assert proc.returncode == 0, proc.stderr
     points = trace.read_text().split()
     assert set(points) <= set(POINTS)
+    cache = ["temp-written", "before-file-write", "after-file-write"]  # the stat cache, after the commit
+    assert points[-3:] == cache
+    points = points[:-3]
     assert points.count("after-blob-write") == 2 and points.count("after-object-write") == 2
     # blobs and objects first, then the log, then the index: the order every commit keeps
     last_object = max(i for i, p in enumerate(points) if p.endswith("object-write"))

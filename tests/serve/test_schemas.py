@@ -15,7 +15,7 @@ from episteme_core.serve.tools import Tool
 
 # options the server does not offer: it reads its own home (stage overrides) with the home's indexer
 # (config.json's "indexer", opened once for every call), and takes no file
-SERVER_ONLY_CLI = {"index", "chunks", "maxInputBytes", "indexer"}
+SERVER_ONLY_CLI = {"index", "chunks", "maxInputBytes", "indexer", "executor"}
 RANGE = re.compile(r"\(default (-?\d+); (-?\d+)–(-?\d+)\)")
 
 

@@ -1,0 +1,214 @@
+"""The stat cache: what each local file held when it was last hashed, so an unchanged file is not
+read again (``manual-ingest`` and ``pipeline --map``), as git's index does.
+
+An entry records a file's path, its (size, mtime_ns, ctime_ns, inode) and the sha256 of its bytes,
+and the snapshot id that content made for the source and content type it was last ingested as (an
+id is a pure function of those, so it is kept rather than hashed again).
+A later run trusts the sha256 only while all four are unchanged: writing a file changes its mtime
+and ctime (``touch -d`` can set mtime back, never ctime), replacing it changes its inode. A file is
+recorded only when its stat was the same before and after it was hashed and its times lie well
+before the hash began (``RACY_NS``; ``COARSE_RACY_NS`` on a file system that keeps whole seconds),
+so a write in the same clock tick as the hash can never hide behind an equal stat ("racy git"): a
+later write stamps a time past the hash's start, which no settled entry holds. (On a network file
+system whose server stamps whole seconds with a clock behind this host's, run with ``--rehash``.)
+``--rehash`` hashes every file again and records what it finds; ``episteme verify`` checks every
+stored blob whatever this cache says.
+
+The same file keeps the last few maps read, parsed, by the sha256 of their bytes: a map is a pure
+function of its bytes, so an unchanged map of many files is not validated entry by entry again.
+
+The cache is ``HOME/stat-cache.json`` (canonical JSON), written atomically by the writer after its
+commit, and never an error: an unreadable or odd cache is ignored (every file is hashed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from episteme_core.store.home import Home
+
+if TYPE_CHECKING:
+    from episteme_core.capture.manifest import MapEntry
+
+CACHE_NAME = "stat-cache.json"
+FORMAT = "episteme-stat-cache/1"
+# A file's times must be this much older than the start of its hash: ten times the kernel's coarsest
+# timestamp tick (10 ms), and two seconds where times are whole seconds (FAT keeps even seconds).
+RACY_NS = 100_000_000
+COARSE_RACY_NS = 2_000_000_000
+MAX_CACHE_BYTES = 256 * 1024 * 1024
+KEPT_MAPS = 4
+_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+@attrs.frozen
+class FileStat:
+    """What a file's stat says of its content: size, mtime and ctime (ns), inode."""
+
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    inode: int
+
+    @classmethod
+    def of(cls, info: os.stat_result) -> FileStat:
+        return cls(info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+
+    def settled(self, hashed_at_ns: int) -> bool:
+        """True when no write in the tick of a hash that began at ``hashed_at_ns`` can share these
+        times (so an unchanged stat later means unchanged bytes)."""
+        coarse = self.mtime_ns % 1_000_000_000 == 0 and self.ctime_ns % 1_000_000_000 == 0
+        margin = COARSE_RACY_NS if coarse else RACY_NS
+        return max(self.mtime_ns, self.ctime_ns) < hashed_at_ns - margin
+
+
+def cache_path(home: Home) -> Path:
+    return home.root / CACHE_NAME
+
+
+class StatCache:
+    """The recorded stats of local files (see the module); ``lookup`` and ``record`` per file,
+    ``save`` once after the commit."""
+
+    def __init__(self, home: Home, *, trust: bool = True) -> None:
+        self.home = home
+        self.trust = trust
+        data = self._load()
+        files = data.get("files")
+        self._files: dict[str, list[Any]] = (
+            {key: value for key, value in files.items() if _valid(value)} if isinstance(files, dict) else {})
+        maps = data.get("maps")
+        self._maps: dict[str, list[list[Any]]] = (
+            {key: value for key, value in maps.items() if isinstance(value, list)}
+            if isinstance(maps, dict) and len(maps) <= KEPT_MAPS else {})
+        self._changed = False
+
+    def _load(self) -> dict[str, Any]:
+        path = cache_path(self.home)
+        try:
+            with open(path, "rb") as handle:
+                raw = handle.read(MAX_CACHE_BYTES + 1)
+        except OSError:
+            return {}
+        if len(raw) > MAX_CACHE_BYTES:
+            return {}
+        import json
+
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError):
+            return {}
+        return data if isinstance(data, dict) and data.get("format") == FORMAT else {}
+
+    def parsed_map(self, data: bytes, max_sources: int) -> list[MapEntry] | None:
+        """The entries of a map with these bytes as a parse of them gave them, if kept and within
+        ``max_sources``; else None (parse it, then ``keep_map``)."""
+        from episteme_core.capture.manifest import MapEntry
+
+        if not self.trust:
+            return None
+        rows = self._maps.get(hashlib.sha256(data).hexdigest())
+        if rows is None or len(rows) > max_sources:
+            return None
+        try:
+            return [MapEntry(int(r[0]), str(r[1]), str(r[2]), r[3], r[4]) for r in rows]
+        except (IndexError, TypeError, ValueError):
+            return None
+
+    def keep_map(self, data: bytes, entries: list[MapEntry]) -> None:
+        """Keep the parse of a map (the last ``KEPT_MAPS`` maps are kept)."""
+        digest = hashlib.sha256(data).hexdigest()
+        rows = [[e.index, e.source_url, e.local_path, e.fragment, e.content_type] for e in entries]
+        if self._maps.get(digest) != rows:
+            self._maps.pop(digest, None)
+            self._maps[digest] = rows
+            while len(self._maps) > KEPT_MAPS:
+                del self._maps[next(iter(self._maps))]
+            self._changed = True
+
+    @staticmethod
+    def key(path: Path) -> str:
+        return os.path.abspath(path)
+
+    def lookup(self, path: Path, info: os.stat_result) -> tuple[str, int] | None:
+        """The (sha256, length) recorded for ``path`` when its stat ``info`` is unchanged, else None."""
+        if not self.trust or not stat.S_ISREG(info.st_mode):
+            return None
+        found = self._files.get(self.key(path))
+        if (found is None or found[0] != info.st_size or found[1] != info.st_mtime_ns
+                or found[2] != info.st_ctime_ns or found[3] != info.st_ino or not _HEX.fullmatch(found[4])):
+            return None
+        return str(found[4]), int(found[0])
+
+    def snapshot_id(self, path: Path, identity: list[Any]) -> str | None:
+        """The snapshot id recorded for ``path`` ingested with ``identity`` (source, media type,
+        charset), if the entry was just trusted for it; else None."""
+        found = self._files.get(self.key(path))
+        if found is None or len(found) != 9 or found[5:8] != identity or not _HEX.fullmatch(found[8]):
+            return None
+        return str(found[8])
+
+    def note_snapshot_id(self, path: Path, identity: list[Any], snapshot_id: str) -> None:
+        """Keep the snapshot id ``path``'s recorded content makes with ``identity``."""
+        key = self.key(path)
+        found = self._files.get(key)
+        if found is not None and found[5:] != [*identity, snapshot_id]:
+            self._files[key] = [*found[:5], *identity, snapshot_id]
+            self._changed = True
+
+    def record(self, path: Path, before: os.stat_result, sha: str, length: int, hashed_at_ns: int) -> None:
+        """Remember that ``path`` (stat ``before`` when its hash began at ``hashed_at_ns``) holds
+        ``sha``; kept only when its stat did not move meanwhile and its times are settled."""
+        key = self.key(path)
+        try:
+            after = os.lstat(path)
+        except OSError:
+            after = None
+        now = FileStat.of(before)
+        if after is None or FileStat.of(after) != now or now.size != length or not now.settled(hashed_at_ns):
+            if self._files.pop(key, None) is not None:
+                self._changed = True
+            return
+        entry: list[Any] = [now.size, now.mtime_ns, now.ctime_ns, now.inode, sha]
+        if self._files.get(key, [])[:5] != entry:
+            self._files[key] = entry
+            self._changed = True
+
+    def save(self) -> bool:
+        """Write the cache when it changed (atomically; call under the writer lock, after the
+        commit); True when written."""
+        if not self._changed:
+            return False
+        from episteme_core.canonical import canonical_bytes
+        from episteme_core.store.atomic import atomic_write
+
+        atomic_write(cache_path(self.home),
+                     canonical_bytes({"format": FORMAT, "files": self._files, "maps": self._maps}))
+        self._changed = False
+        return True
+
+
+def _valid(value: Any) -> bool:
+    """[size, mtime_ns, ctime_ns, inode, sha256] and optionally [source, media, charset, snapshot id]."""
+    return (isinstance(value, list) and len(value) in (5, 9)
+            and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value[:4])
+            and isinstance(value[4], str) and len(value[4]) == 64
+            and (len(value) == 5 or (isinstance(value[5], str) and isinstance(value[6], str)
+                                     and (value[7] is None or isinstance(value[7], str))
+                                     and isinstance(value[8], str))))
+
+
+def now_ns() -> int:
+    """The clock a hash's start is read from (the same clock the kernel stamps files with)."""
+    return time.time_ns()
+
+
+__all__ = ["CACHE_NAME", "FileStat", "StatCache", "cache_path", "now_ns"]
