@@ -395,9 +395,8 @@ def query(
             return empty(f"no shard holds source {', '.join(unknown)} (sources: {known})")
     total_exact = True
     if checking:
-        page_passages, total, total_exact = _checked(shard_set, terms, required, filters, offset + limit,
-                                                     exact_words, phrase_words)
-        page = page_passages[offset : offset + limit]
+        page, total, total_exact, more = _checked(shard_set, terms, required, filters, offset, limit,
+                                                  exact_words, phrase_words)
     else:
         page, total, more = _merged_page(shard_set, terms, filters, offset, limit)
     if not page:
@@ -414,7 +413,6 @@ def query(
         for i, (hit, passage) in enumerate(page, start=1)
     ]
     end = offset + len(page)
-    more = more if not checking else end < total
     return QueryResult(
         query=text, terms=terms, filters=filters.to_json(), total=total, offset=offset, limit=limit,
         max_chars=max_chars, next_offset=end if more else None, results=results,
@@ -450,8 +448,17 @@ def _merged_page(shard_set: SearchableShards, terms: list[str], filters: Filters
         if len(merged) > need or len(hits) >= total or k >= MAX_CHECKED:
             break
         k *= 2
+    page = _joined_page(hits, runs, texts, merged[offset : offset + limit])
+    return page, total, len(merged) > need or len(hits) < total
+
+
+def _joined_page(hits: list[Hit], runs: list[list[tuple[str, int]]],
+                 texts: dict[tuple[str, int], dict[str, Any]],
+                 merged: list[tuple[int, list[tuple[str, int]]]]) -> list[tuple[Hit, Passage]]:
+    """Each joined passage (``runs.merge_overlapping``) as the hit of its best run and the passage
+    of its rows; where runs were joined, ``focus`` is the span of the best run's rows."""
     page = []
-    for rank, keys in merged[offset : offset + limit]:
+    for rank, keys in merged:
         chosen = [texts[key] for key in keys]
         offsets, at = [], 0
         for chunk in chosen:
@@ -464,7 +471,7 @@ def _merged_page(shard_set: SearchableShards, terms: list[str], filters: Filters
             focus = (offsets[inside[0]], offsets[inside[-1]] + len(chosen[inside[-1]]["text"]))
         page.append((hits[rank], Passage("\n\n".join(chunk["text"] for chunk in chosen), chosen, offsets,
                                          focus)))
-    return page, total, len(merged) > need or len(hits) < total
+    return page
 
 
 def _reranked(hits: list[Hit], extra: list[Any], head: list[str], terms: list[str],
@@ -488,24 +495,33 @@ def _reranked(hits: list[Hit], extra: list[Any], head: list[str], terms: list[st
 
 
 def _checked(shard_set: SearchableShards, terms: list[str], required: list[str], filters: Filters,
-             wanted: int, exact_words: set[str],
-             phrases: list[list[str]]) -> tuple[list[tuple[Hit, Passage]], int, bool]:
-    """Hits (with their passages) holding the exact words and phrases, best first: candidates hold
-    every required term; the best ``RERANK_DEPTH`` are reranked by proximity as other queries are;
-    their text is checked in score order, at most ``MAX_CHECKED`` of them."""
+             offset: int, limit: int, exact_words: set[str],
+             phrases: list[list[str]]) -> tuple[list[tuple[Hit, Passage]], int, bool, bool]:
+    """A page of passages holding the exact words and phrases, best first, overlapping runs joined
+    as other queries join them; the number of holding passages (before joining); whether that number
+    is exact; whether passages follow the page. Candidates hold every required term; the best
+    ``RERANK_DEPTH`` are reranked by proximity; their text is checked in score order, at most
+    ``MAX_CHECKED`` of them."""
+    from episteme_core.index.runs import MERGED_CHARS, merge_overlapping
+
     hits, candidates = shard_set.search(terms, MAX_CHECKED, filters, required=required)
     head = [passage_of(shard_set.shard(hit.shard), hit, filters) for hit in hits[:RERANK_DEPTH]]
     hits, known = _reranked(hits, [*head, *([None] * (len(hits) - len(head)))], [p.text for p in head],
                             terms, shard_set.languages, {})
-    kept: list[tuple[Hit, Passage]] = []
-    count = 0
+    holding: list[Hit] = []
+    runs: list[list[tuple[str, int]]] = []
+    texts: dict[tuple[str, int], dict[str, Any]] = {}
     for hit, ready in zip(hits, known, strict=True):
-        passage = ready if ready is not None else passage_of(shard_set.shard(hit.shard), hit, filters)
+        shard = shard_set.shard(hit.shard)
+        passage = ready if ready is not None else passage_of(shard, hit, filters)
         if _holds(passage.text, exact_words, phrases):
-            count += 1
-            if len(kept) < wanted:
-                kept.append((hit, passage))
-    return kept, count, candidates <= MAX_CHECKED
+            keys = [(hit.shard, row) for row in shard.shown_rows(hit, filters)]
+            texts.update(zip(keys, passage.rows, strict=True))
+            holding.append(hit)
+            runs.append(keys)
+    merged = merge_overlapping(runs, lambda key: len(texts[key]["text"]), MERGED_CHARS)
+    page = _joined_page(holding, runs, texts, merged[offset : offset + limit])
+    return page, len(holding), candidates <= MAX_CHECKED, len(merged) > offset + limit
 
 
 def render(result: QueryResult) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from episteme_core.index import index_home
@@ -38,6 +38,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Home:
     max_chars=st.integers(min_value=80, max_value=500),
     source=st.none() | st.sampled_from(["http", "books", "git"]).map(lambda s: (s,)),
 )
+# a quoted phrase over overlapping runs: its passages are joined as an unquoted query's are
+@example(term='" whale', limit=100, offset=0, max_chars=500, source=("git",))
 def test_query_is_bounded(built: Home, term, limit, offset, max_chars, source) -> None:  # type: ignore[no-untyped-def]
     if not term.strip():
         return
