@@ -9,5 +9,5 @@ from __future__ import annotations
 CONTENT_TRUST = "untrusted-source"
 
 # Paragraph kinds kept in a record but left out of ``ask`` unless ``--include-marked``: their words
-# are a model's or a tool's, not the person's.
-MARKED_KINDS = frozenset({"thinking", "tool_call", "tool_result"})
+# are a model's or a tool's, not the person's (a transcript's ``summary`` is a title a model wrote).
+MARKED_KINDS = frozenset({"thinking", "tool_call", "tool_result", "summary"})

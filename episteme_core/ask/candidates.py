@@ -57,7 +57,7 @@ class CandidatePassage:
 
 
 def is_marked(chunk: Any) -> bool:
-    """Claude thinking, tool calls and tool results: left out of answers unless asked for."""
+    """Claude thinking, tool calls, tool results and summaries: left out of answers unless asked for."""
     attributes = getattr(chunk, "attributes", None) or {}
     if attributes.get("marked"):
         return True

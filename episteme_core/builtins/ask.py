@@ -70,7 +70,7 @@ def _configure_ask(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--since", metavar="DATE",
                         help="only paragraphs at or after DATE (YYYY-MM-DD, UTC, or an ISO 8601 time)")
     parser.add_argument("--include-marked", action="store_true",
-                        help="also consider marked paragraphs (thinking, tool calls and results)")
+                        help="also consider marked paragraphs (thinking, tool calls and results, summaries)")
     _common(parser)
     add_executor_options(parser, jobs=False)
 

@@ -66,9 +66,10 @@ class ClaudeSource:
     help = "Claude Code transcripts: one record chat:claude/<project>/<session> per session"
     description = (
         "Ingest ~/.claude/projects/<project>/<session>.jsonl (and the session's sub-agent files).\n"
-        "A paragraph per user or assistant text block with its own time; thinking, tool calls and\n"
-        "tool results are kept as marked paragraphs that ask leaves out by default. Unknown and\n"
-        "malformed lines are skipped and counted. A grown transcript appends only what is new."
+        "A paragraph per user or assistant text block with its own time; thinking, tool calls,\n"
+        "tool results and summary lines are kept as marked paragraphs that ask leaves out by\n"
+        "default. Unknown and malformed lines are skipped and counted. A grown transcript appends\n"
+        "only what is new."
     )
 
     def configure(self, parser: argparse.ArgumentParser) -> None:

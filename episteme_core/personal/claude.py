@@ -137,6 +137,13 @@ def parse_transcript(
             result.skip("loneSurrogate")  # a cut emoji: no text can hold it, so the line is skipped
             continue
         kind = obj.get("type")
+        if kind == "summary":
+            made = _summary(obj, raw, seen)
+            if isinstance(made, str):
+                result.skip(made)
+            else:
+                result.paragraphs.append(made)
+            continue
         if kind not in ("user", "assistant"):
             result.skip(kind if isinstance(kind, str) and kind else "untyped")
             continue
@@ -177,6 +184,27 @@ def parse_transcript(
             seen.add(key)
             result.paragraphs.append(made)
     return result
+
+
+def _summary(obj: dict[str, Any], raw: bytes, seen: set[str]) -> Paragraph | str:
+    """A ``summary`` line (the title Claude Code wrote for the conversation up to ``leafUuid``) as a
+    marked ``summary`` paragraph: a model's words, kept and searchable, left out of ``ask`` by
+    default. It has no time of its own."""
+    text = obj.get("summary")
+    if not isinstance(text, str):
+        return "malformed"
+    if not text.strip():
+        return "emptyText"
+    leaf = obj.get("leafUuid")
+    key = f"summary:{leaf}" if isinstance(leaf, str) and leaf else (
+        "summary:sha256:" + hashlib.sha256(raw).hexdigest()[:32])
+    if key in seen:
+        return "duplicate"
+    seen.add(key)
+    attributes: dict[str, Any] = {"role": "summary", "key": key}
+    if isinstance(leaf, str) and leaf:
+        attributes["leafUuid"] = leaf
+    return Paragraph(n=0, text=text, time=None, kind="summary", attributes=attributes)
 
 
 def _is_unicode(obj: Any) -> bool:
@@ -289,7 +317,7 @@ def read_session(
             facts.setdefault(key, value)
         versions |= parsed.versions
         lines += parsed.lines
-    if not paragraphs:
+    if all(p.kind == "summary" for p in paragraphs):  # a title without a conversation cites nothing
         return None
     times = [p.time for p in paragraphs if p.time]
     time = times[0] if times else from_timestamp(session_file.stat().st_mtime)

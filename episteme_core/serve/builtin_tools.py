@@ -106,7 +106,7 @@ def _ask_schema() -> dict[str, Any]:
                                default=ask_run.DEFAULT_CANDIDATES, low=defaults.MIN_CANDIDATES,
                                high=defaults.MAX_CANDIDATES),
         "includeMarked": {"type": "boolean", "default": False, "description":
-                          "also consider marked paragraphs (thinking, tool calls and results)"},
+                          "also consider marked paragraphs (thinking, tool calls and results, summaries)"},
     }, required=("question",))
 
 

@@ -56,6 +56,7 @@ def test_v1_inline_sidechain_meta_and_thinking(projects: Path) -> None:
     rows = [(p.kind, p.attributes.get("sidechain", False), p.attributes.get("meta", False), p.text)
             for p in record.paragraphs]
     assert rows == [
+        ("summary", False, False, "Refactor the parser"),
         ("text", False, False, "パーサーをリファクタリングしてください (refactor the parser)"),
         ("text", False, False, "I will delegate the survey to a sub-agent."),
         ("tool_call", False, False, 'Task {"description":"survey","prompt":"List the parser modules"}'),
@@ -66,15 +67,19 @@ def test_v1_inline_sidechain_meta_and_thinking(projects: Path) -> None:
         ("thinking", False, False, "Two modules; start with the lexer."),
         ("text", False, False, "Done: the lexer now yields tokens lazily."),
     ]
-    assert record.metadata["skipped"] == {"summary": 1}
+    assert record.metadata["skipped"] == {}
     assert record.metadata["versions"] == ["1.0.108"]
+    summary = record.paragraphs[0]
+    assert summary.marked and summary.time is None
+    assert summary.attributes == {"role": "summary", "key": "summary:u-9", "leafUuid": "u-9"}
 
 
 def test_malformed_and_unknown_lines_are_skipped_and_counted(projects: Path) -> None:
     record = _records(projects)["chat:claude/-tmp/edge_cases"]
     skipped = record.metadata["skipped"]
     # "massive error", 42, [1], a message given as a string, a typo'd content key
-    assert skipped["malformed"] == 5 and skipped["summary"] == 1 and skipped["untyped"] == 1
+    assert skipped["malformed"] == 5 and skipped["untyped"] == 1 and "summary" not in skipped
+    assert [p.text[:24] for p in record.paragraphs if p.kind == "summary"] == ["Tested various edge case"]
     texts = [p.text for p in record.paragraphs]
     assert any("café, naïve, résumé, 中文" in t for t in texts)
 
@@ -151,3 +156,24 @@ def test_a_session_with_only_meta_lines_gives_no_record(tmp_path: Path) -> None:
     project.mkdir()
     (project / "s.jsonl").write_text('{"type":"summary","summary":"x"}\n', encoding="utf-8")
     assert read_session(project, project / "s.jsonl") is None
+
+
+def test_a_summary_line_is_found_by_query_and_left_out_of_ask_unless_marked_are_included(
+        projects: Path, cli: Cli) -> None:
+    """A transcript's ``summary`` line (the title Claude Code wrote) is a marked paragraph: query
+    finds it and cites it as ``record#n``; ask leaves it out by default and offers it with
+    ``--include-marked``."""
+    ingested = cli("ingest", "claude", "--projects", str(projects), "--json")
+    assert ingested.exit_code == 0, ingested.stderr
+    record = f"chat:claude/-path-to-Demo/{V1}"
+    found = cli("query", "--term", "Refactor the parser", "--source", "claude", "--json").envelope["data"]
+    cited = [p["ref"] for r in found["results"] for p in (r.get("paragraphs") or [])]
+    assert f"{record}#1" in cited
+    default = cli("ask", "Refactor the parser", "--json").envelope["data"]
+    marked = cli("ask", "Refactor the parser", "--include-marked", "--json").envelope["data"]
+
+    def refs(answer: dict[str, object]) -> list[str]:
+        return [p["ref"] for p in answer["paragraphs"]]  # type: ignore[index]
+
+    assert f"{record}#1" not in refs(default)
+    assert f"{record}#1" in refs(marked)
