@@ -143,11 +143,33 @@ def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None
             if floor is not None and not _at_or_after(getattr(chunk, "time", None), floor):
                 continue
             kept.append(stored_paragraph(shard, str(chunk_id), score, chunk))
+        kept = focused(kept, set(terms), languages)
         if kept:
             out.append(CandidatePassage(tuple(kept), float(score)))
             if len(out) >= wanted:
                 break
     return out
+
+
+def focused(paragraphs: list[StoredParagraph], terms: set[str],
+            languages: Sequence[str]) -> list[StoredParagraph]:
+    """The paragraphs of a passage that hold a term of the question, and each one's neighbours.
+
+    A run is scored as a whole so that an answer is found by the words around it; its paragraphs
+    that hold none of the question's terms and stand next to none that do (a list of contents
+    beside the chapter that answers) are context nobody asked for, and they would take the answer's
+    budget. A passage none of whose paragraphs holds a term (found by its title or path) is kept
+    whole."""
+    if len(paragraphs) < 3:
+        return paragraphs
+    from episteme_core.index.analyzer import query_terms_for
+
+    holds = [not terms.isdisjoint(query_terms_for(p.text, languages)) for p in paragraphs]
+    if not any(holds):
+        return paragraphs
+    last = len(paragraphs) - 1
+    return [p for i, p in enumerate(paragraphs)
+            if holds[i] or (i > 0 and holds[i - 1]) or (i < last and holds[i + 1])]
 
 
 def reranked(found: list[tuple[float, list[str]]], text_of: Callable[[list[str]], str],

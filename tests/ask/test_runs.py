@@ -97,3 +97,24 @@ def test_candidates_are_reranked_by_proximity_as_query_ranks() -> None:
     assert [c.ref for c in found] == ["chat:claude/p/b#1", "chat:claude/p/a#1"]
     apart = len(words(FILLER)) + 1
     assert found[0].score - found[1].score == pytest.approx(bonus(1) - bonus(apart))
+
+
+def test_a_run_shows_the_paragraphs_that_hold_the_question_and_their_neighbours() -> None:
+    """A run scored as a whole keeps, in the answer, each paragraph holding a term of the question
+    and the paragraphs beside it; a list of contents that holds none stays out of the budget. A
+    passage none of whose paragraphs holds a term is kept whole."""
+    from episteme_core.ask.answer import StoredParagraph
+    from episteme_core.ask.candidates import focused
+
+    def run(texts: list[str]) -> list[StoredParagraph]:
+        return [StoredParagraph(ref=f"book:x/y#{n}", record_id="book:x/y", n=n, text=text, time=None,
+                                source="books", shard="books", chunk_id=f"c{n}", score=1.0, citation={})
+                for n, text in enumerate(texts, start=1)]
+
+    paragraphs = run(["Contents", "Chapter I", "Chapter II", "Chapter III", "Heading to Chapter I.",
+                      "A single man of good fortune must be in want of a wife.", "Everybody knew it.",
+                      "Mrs. Bennet spoke.", "The end of the chapter."])
+    kept = focused(paragraphs, {"fortun", "wife"}, ["english"])
+    assert [p.n for p in kept] == [5, 6, 7]
+    assert focused(paragraphs, {"whale"}, ["english"]) == paragraphs
+    assert focused(paragraphs[:2], {"fortun"}, ["english"]) == paragraphs[:2]
