@@ -117,6 +117,7 @@ def _parse_sources(index: StageIndex | None, where: str) -> dict[str, SourceStat
         raise EpistemeError("INVALID_INPUT", f"{where}: meta.sources is not an object",
                             details={"path": where})
     known = {entry.key for entry in index.entries}
+    allowed = {"latest", "history", *OPTION_KEYS}
     states: dict[str, SourceState] = {}
     for source, value in raw.items():
         if (
@@ -124,21 +125,37 @@ def _parse_sources(index: StageIndex | None, where: str) -> dict[str, SourceStat
             or not isinstance(value.get("latest"), str)
             or not isinstance(value.get("history"), list)
             or not all(isinstance(h, str) for h in value["history"])
-            or set(value) - {"latest", "history", *OPTION_KEYS}
+            or not value.keys() <= allowed
         ):
             raise EpistemeError("INVALID_INPUT", f"{where}: meta.sources[{source!r}] is malformed",
                                 details={"path": where, "source": source})
         history = tuple(value["history"])
-        missing = [h for h in history if h not in known]
-        if value["latest"] not in history or missing:
+        if value["latest"] not in history or not known.issuperset(history):
             raise EpistemeError(
                 "INVALID_INPUT",
                 f"{where}: meta.sources[{source!r}] names snapshots the index lacks",
                 details={"path": where, "source": source},
             )
-        options = {k: value[k] for k in OPTION_KEYS if value.get(k) is not None}
+        options = {k: value[k] for k in OPTION_KEYS if value.get(k) is not None} if len(value) > 2 else {}
         states[source] = SourceState(value["latest"], history, options)
     return states
+
+
+_PARSED: dict[tuple[str, str], dict[str, SourceState]] = {}
+
+
+def _sources_of(index: StageIndex | None, where: str) -> dict[str, SourceState]:
+    """``_parse_sources``, once per committed index in this process (a pipeline reads the catalog
+    in capture and again in extract); the states are shared read-only, the dict is a copy."""
+    if index is None or not index.fingerprint:
+        return _parse_sources(index, where)
+    key = (index.fingerprint, where)
+    states = _PARSED.get(key)
+    if states is None:
+        states = _parse_sources(index, where)
+        _PARSED.clear()  # the latest commit only
+        _PARSED[key] = states
+    return dict(states)
 
 
 class SnapshotCatalog:
@@ -150,7 +167,7 @@ class SnapshotCatalog:
         self.index = index
         self.blobs = BlobStore(home.blobs_dir)
         self._entries: dict[str, StageEntry] = {e.key: e for e in (index.entries if index else [])}
-        self._states = _parse_sources(index, str(stage.index_path))
+        self._states = _sources_of(index, str(stage.index_path))
         self._records: dict[str, SnapshotRecord] = {}
 
     @property

@@ -217,7 +217,7 @@ def _content(writer: SnapshotWriter, stats: StatCache, path: Path, info: os.stat
     if known is not None:
         sha = known[0]
         try:
-            if os.stat(os.path.join(writer.blobs.root, sha[:2], sha)).st_size == known[1]:
+            if os.stat(f"{writer.blobs.root}/{sha[:2]}/{sha}").st_size == known[1]:
                 return known, True
         except OSError:
             pass

@@ -83,8 +83,10 @@ class StatCache:
         self.trust = trust
         data = self._load()
         files = data.get("files")
-        self._files: dict[str, list[Any]] = (
-            {key: value for key, value in files.items() if _valid(value)} if isinstance(files, dict) else {})
+        # Entries are checked when used (``_entry``) and again before they are saved: most runs use
+        # a few of many, and a re-run of many files should not walk them all twice.
+        self._files: dict[str, Any] = files if isinstance(files, dict) else {}
+        self._checked: set[str] = set()  # keys whose entry passed ``_valid``
         maps = data.get("maps")
         self._maps: dict[str, list[list[Any]]] = (
             {key: value for key, value in maps.items() if isinstance(value, list)}
@@ -135,31 +137,42 @@ class StatCache:
             self._changed = True
 
     @staticmethod
-    def key(path: Path) -> str:
-        return os.path.abspath(path)
+    def key(path: Path | str) -> str:
+        """The absolute, normalised path a file is recorded under."""
+        text = os.fspath(path)
+        if text.startswith("/") and "/." not in text and "//" not in text and not text.endswith("/"):
+            return text  # already what abspath would return (no '.', '..' or doubled separator)
+        return os.path.abspath(text)
 
-    def lookup(self, path: Path, info: os.stat_result) -> tuple[str, int] | None:
+    def _entry(self, key: str) -> list[Any] | None:
+        found = self._files.get(key)
+        if found is None or (key not in self._checked and not _valid(found)):
+            return None
+        self._checked.add(key)
+        return found  # type: ignore[no-any-return]
+
+    def lookup(self, path: Path | str, info: os.stat_result) -> tuple[str, int] | None:
         """The (sha256, length) recorded for ``path`` when its stat ``info`` is unchanged, else None."""
         if not self.trust or not stat.S_ISREG(info.st_mode):
             return None
-        found = self._files.get(self.key(path))
+        found = self._entry(self.key(path))
         if (found is None or found[0] != info.st_size or found[1] != info.st_mtime_ns
                 or found[2] != info.st_ctime_ns or found[3] != info.st_ino or not _HEX.fullmatch(found[4])):
             return None
         return str(found[4]), int(found[0])
 
-    def snapshot_id(self, path: Path, identity: list[Any]) -> str | None:
+    def snapshot_id(self, path: Path | str, identity: list[Any]) -> str | None:
         """The snapshot id recorded for ``path`` ingested with ``identity`` (source, media type,
         charset), if the entry was just trusted for it; else None."""
-        found = self._files.get(self.key(path))
+        found = self._entry(self.key(path))
         if found is None or len(found) != 9 or found[5:8] != identity or not _HEX.fullmatch(found[8]):
             return None
         return str(found[8])
 
-    def note_snapshot_id(self, path: Path, identity: list[Any], snapshot_id: str) -> None:
+    def note_snapshot_id(self, path: Path | str, identity: list[Any], snapshot_id: str) -> None:
         """Keep the snapshot id ``path``'s recorded content makes with ``identity``."""
         key = self.key(path)
-        found = self._files.get(key)
+        found = self._entry(key)
         if found is not None and found[5:] != [*identity, snapshot_id]:
             self._files[key] = [*found[:5], *identity, snapshot_id]
             self._changed = True
@@ -178,7 +191,7 @@ class StatCache:
                 self._changed = True
             return
         entry: list[Any] = [now.size, now.mtime_ns, now.ctime_ns, now.inode, sha]
-        if self._files.get(key, [])[:5] != entry:
+        if (self._entry(key) or [])[:5] != entry:
             self._files[key] = entry
             self._changed = True
 
@@ -190,20 +203,24 @@ class StatCache:
         from episteme_core.canonical import canonical_bytes
         from episteme_core.store.atomic import atomic_write
 
+        files = {key: value for key, value in self._files.items() if _valid(value)}
         atomic_write(cache_path(self.home),
-                     canonical_bytes({"format": FORMAT, "files": self._files, "maps": self._maps}))
+                     canonical_bytes({"format": FORMAT, "files": files, "maps": self._maps}))
         self._changed = False
         return True
 
 
 def _valid(value: Any) -> bool:
     """[size, mtime_ns, ctime_ns, inode, sha256] and optionally [source, media, charset, snapshot id]."""
-    return (isinstance(value, list) and len(value) in (5, 9)
-            and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value[:4])
-            and isinstance(value[4], str) and len(value[4]) == 64
-            and (len(value) == 5 or (isinstance(value[5], str) and isinstance(value[6], str)
-                                     and (value[7] is None or isinstance(value[7], str))
-                                     and isinstance(value[8], str))))
+    if type(value) is not list or len(value) not in (5, 9):
+        return False
+    size, mtime, ctime, inode, sha = value[:5]
+    if not (type(size) is int and type(mtime) is int and type(ctime) is int and type(inode) is int
+            and min(size, mtime, ctime, inode) >= 0 and isinstance(sha, str) and len(sha) == 64):
+        return False
+    return len(value) == 5 or (isinstance(value[5], str) and isinstance(value[6], str)
+                               and (value[7] is None or isinstance(value[7], str))
+                               and isinstance(value[8], str))
 
 
 def now_ns() -> int:

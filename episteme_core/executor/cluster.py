@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import attrs
 
 from episteme_core.errors import EpistemeError
-from episteme_core.executor.worker import Batch, run_batch
+from episteme_core.executor.worker import Batch, Failure, pack, run_packed, unpack
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -29,6 +29,7 @@ MAX_CONNECT_SECONDS = 600
 # What must match between this process, the scheduler and every worker.
 SAME_VERSIONS = ("python", "dask", "distributed", "cloudpickle", "msgpack", "episteme_core")
 AHEAD = 3
+POLL_SECONDS = 1.0  # how often a wait for a task checks that the scheduler and a worker are still there
 
 
 def _unavailable(address: str, exc: BaseException) -> EpistemeError:
@@ -36,6 +37,15 @@ def _unavailable(address: str, exc: BaseException) -> EpistemeError:
         "SOURCE_UNAVAILABLE", f"cannot reach the Dask scheduler at {address}: {exc or type(exc).__name__}",
         details={"scheduler": address},
         hint="start one (dask scheduler; dask worker tcp://HOST:PORT) or run with --executor local",
+    )
+
+
+def _lost(address: str, task: str, exc: BaseException | str) -> EpistemeError:
+    return EpistemeError(
+        "SOURCE_UNAVAILABLE", f"the Dask cluster at {address} was lost while it ran task {task}: "
+        f"{exc if isinstance(exc, str) else (str(exc) or type(exc).__name__)}",
+        details={"scheduler": address, "task": task},
+        hint="run again once the scheduler and its workers are up, or run with --executor local",
     )
 
 
@@ -163,14 +173,37 @@ def travelling(shard: Any) -> ShardSpec | Any | None:
 
 
 class ShardHost:
-    """A Dask actor pinned to one worker: holds its shards open and answers calls on each."""
+    """A Dask actor pinned to one worker: holds its shards open and answers calls on each. What it is
+    sent travels as bytes (``worker.pack``), so a shard or a call it cannot load comes back as a
+    ``Failure`` instead of breaking the worker's connection."""
 
-    def __init__(self, specs: list[Any]) -> None:
-        self.shards = [open_spec(spec) for spec in specs]
+    def __init__(self, task: str, payload: bytes) -> None:
+        self.failure: Failure | None = None
+        self.shards: list[Any] = []
+        unpacked = unpack(task, payload)
+        if isinstance(unpacked, Failure):
+            self.failure = unpacked
+            return
+        _, (specs,) = unpacked
+        try:
+            self.shards = [open_spec(spec) for spec in specs]
+        except EpistemeError as error:
+            self.failure = Failure.of(error)
+        except Exception as exc:
+            self.failure = Failure.internal(task, "could not open its shards", exc)
 
-    def call(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> list[Any]:
-        """``fn(shard, *args)`` for each of this worker's shards, in order."""
-        return [fn(shard, *args) for shard in self.shards]
+    def call(self, task: str, payload: bytes) -> Batch:
+        """``fn(shard, *args)`` for each of this worker's shards, in order (``payload`` is
+        ``pack(fn, args)``)."""
+        from episteme_core.executor.worker import run_batch
+
+        if self.failure is not None:
+            return Batch([], self.failure)
+        unpacked = unpack(task, payload)
+        if isinstance(unpacked, Failure):
+            return Batch([], unpacked)
+        fn, (args,) = unpacked
+        return run_batch(lambda shard: fn(shard, *args), self.shards, False, contain=True, task=task)
 
 
 class DaskExecutor:
@@ -185,6 +218,7 @@ class DaskExecutor:
         workers = self.client.scheduler_info().get("workers") or {}
         self.workers = max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
         self._hosts: dict[tuple[Any, ...], list[tuple[Any, list[int]]]] = {}
+        self.patience = connect_seconds()
 
     def map(self, fn: Callable[[T], R], items: Sequence[T], *, work: Callable[[T], int] | None = None,
             min_work: int = 0) -> Iterator[R]:
@@ -199,18 +233,21 @@ class DaskExecutor:
     def _map(self, fn: Callable[[T], R], batches: list[list[T]]) -> Iterator[R]:
         import collections
 
+        from episteme_core.executor.worker import task_name
+
+        task = task_name(fn)
         pending: collections.deque[Any] = collections.deque()
         queue = iter(batches)
         try:
             for batch in queue:
-                pending.append(self.client.submit(run_batch, fn, batch, True, pure=False))
+                pending.append(self._submit(fn, batch))
                 if len(pending) >= self.workers * AHEAD:
                     break
             while pending:
-                done: Batch = self._result(pending.popleft())
+                done: Batch = self._result(pending.popleft(), task)
                 following = next(queue, None)
                 if following is not None:
-                    pending.append(self.client.submit(run_batch, fn, following, True, pure=False))
+                    pending.append(self._submit(fn, following))
                 yield from done.results
                 if done.failure is not None:
                     raise done.failure.error()
@@ -218,35 +255,86 @@ class DaskExecutor:
             for future in pending:
                 future.cancel()
 
-    def _result(self, future: Any) -> Any:
+    def _submit(self, fn: Callable[[T], R], batch: list[T]) -> Any:
+        import uuid
+
+        task, payload = pack(fn, batch)
+        key = f"episteme-{task.rpartition('.')[2]}-{uuid.uuid4().hex}"
+        return self.client.submit(run_packed, task, payload, key=key, pure=False)
+
+    def _result(self, future: Any, task: str) -> Any:
+        """What ``future`` (a task's or an actor call's) returns, waiting while the scheduler and at
+        least one worker answer: a cluster lost for ``EPISTEME_DASK_TIMEOUT`` seconds, a worker that
+        died running the task (Dask retries it on others first) or a scheduler that cancelled it is
+        ``SOURCE_UNAVAILABLE``; any other error there is ``INTERNAL_ERROR`` naming the task."""
+        import asyncio
+        import concurrent.futures
+        import time
+
+        lost_since: float | None = None
+        while True:
+            try:
+                return future.result(timeout=POLL_SECONDS)
+            except TimeoutError as exc:
+                if future.done():
+                    raise _lost(self.address, task, exc) from exc
+                problem = self._problem()
+                if problem is None:
+                    lost_since = None
+                    continue
+                lost_since = time.monotonic() if lost_since is None else lost_since
+                if time.monotonic() - lost_since >= self.patience:
+                    raise _lost(self.address, task, problem) from exc
+            except EpistemeError:
+                raise
+            except (OSError, asyncio.CancelledError, concurrent.futures.CancelledError) as exc:
+                raise _lost(self.address, task, exc) from exc
+            except Exception as exc:
+                if type(exc).__name__ == "KilledWorker":
+                    raise _lost(self.address, task, f"every worker that ran it died ({exc})") from exc
+                raise Failure.internal(task, "failed", exc).error() from exc
+
+    def _problem(self) -> str | None:
+        """Why the cluster cannot run a task now (no scheduler, no worker), or None."""
+        status = getattr(self.client, "status", "running")
+        if status != "running":
+            return f"the connection to the scheduler is {status}"
         try:
-            return future.result()
-        except (OSError, TimeoutError) as exc:
-            raise _unavailable(self.address, exc) from exc
+            workers = self.client.sync(self.client.scheduler.ncores, callback_timeout=POLL_SECONDS)
+        except Exception as exc:  # the scheduler does not answer
+            return f"the scheduler does not answer ({type(exc).__name__}: {exc})"
+        return None if workers else "the cluster has no worker"
 
     def ask_shards(self, shards: Sequence[Any], call: Callable[..., R], *args: Any) -> list[R]:
         """``call(shard, *args)`` on every shard, each on the worker holding it (scattered at once,
         gathered in shard order); a shard that cannot travel is asked in this process."""
+        from episteme_core.executor.worker import task_name
+
         sent = [travelling(shard) for shard in shards]
         remote = [number for number, spec in enumerate(sent) if spec is not None]
-        with self.client.as_current():  # an actor's handle talks through the current client
-            hosts = self._pinned([sent[number] for number in remote]) if remote else []
-            asked = [(host.call(call, args), [remote[row] for row in rows]) for host, rows in hosts]
-            return self._gathered(shards, sent, asked, call, args)
+        task, payload = pack(call, args)
+        try:
+            with self.client.as_current():  # an actor's handle talks through the current client
+                hosts = self._pinned([sent[number] for number in remote]) if remote else []
+                asked = [(host.call(task, payload), [remote[row] for row in rows]) for host, rows in hosts]
+                return self._gathered(shards, sent, asked, call, args, task_name(call))
+        except BaseException:
+            self._hosts.clear()  # a lost or failed actor is made again on the next call
+            raise
 
     def _gathered(self, shards: Sequence[Any], sent: list[Any], asked: list[tuple[Any, list[int]]],
-                  call: Callable[..., R], args: tuple[Any, ...]) -> list[R]:
+                  call: Callable[..., R], args: tuple[Any, ...], task: str) -> list[R]:
         """The answers in shard order: the workers' as they come back, the rest asked here."""
         answers: list[Any] = [None] * len(shards)
         for number, spec in enumerate(sent):
             if spec is None:
                 answers[number] = call(shards[number], *args)
         for future, rows in asked:
-            try:
-                for row, answer in zip(rows, future.result(), strict=True):
-                    answers[row] = answer
-            except (OSError, TimeoutError) as exc:
-                raise _unavailable(self.address, exc) from exc
+            batch: Batch = self._result(future, task)
+            if batch.failure is not None:
+                raise batch.failure.error()
+            for row, answer in zip(rows, batch.results, strict=True):
+                answers[row] = answer
         return answers
 
     def _pinned(self, specs: list[Any]) -> list[tuple[Any, list[int]]]:
@@ -263,9 +351,10 @@ class DaskExecutor:
                 shares.setdefault(workers[number % len(workers)], []).append(number)
             hosts = []
             for worker, rows in sorted(shares.items()):
-                future = self.client.submit(ShardHost, [specs[r] for r in rows], actor=True,
+                task, payload = pack(ShardHost, [specs[r] for r in rows])
+                future = self.client.submit(ShardHost, task, payload, actor=True,
                                             workers=[worker], allow_other_workers=False, pure=False)
-                hosts.append((self._result(future), rows))
+                hosts.append((self._result(future, "ShardHost"), rows))
             self._hosts = {key: hosts}  # a new commit's shards replace the old set
         return hosts
 

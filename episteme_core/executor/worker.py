@@ -94,19 +94,44 @@ def _alive(pid: int) -> bool:
 
 @attrs.frozen
 class Failure:
-    """An ``EpistemeError`` raised by a task, as plain values (it crosses a process boundary)."""
+    """An error raised by a task, as plain values (it crosses a process boundary): an
+    ``EpistemeError`` as it was, anything else as ``INTERNAL_ERROR`` naming the task, with the
+    worker's traceback as text (``--debug`` shows it)."""
 
     code: str
     message: str
     details: dict[str, Any] | None
     hint: str | None
+    trace: str | None = None
 
     @classmethod
     def of(cls, error: EpistemeError) -> Failure:
         return cls(error.code, error.message, error.details, error.hint)
 
+    @classmethod
+    def internal(cls, task: str, what: str, exc: BaseException) -> Failure:
+        """An exception that is no ``EpistemeError`` (a bug, or a task the worker cannot load)."""
+        import socket
+        import traceback
+
+        return cls(
+            "INTERNAL_ERROR", f"task {task} {what} on a worker: {type(exc).__name__}: {exc}",
+            {"task": task, "exception": type(exc).__name__, "worker": socket.gethostname(),
+             "pid": os.getpid()},
+            "every worker must run the same episteme and plugins as the command; "
+            "--executor local runs the stage on this machine",
+            "".join(traceback.format_exception(exc)),
+        )
+
     def error(self) -> EpistemeError:
-        return EpistemeError(self.code, self.message, details=self.details, hint=self.hint)
+        error = EpistemeError(self.code, self.message, details=self.details, hint=self.hint)
+        if self.trace:
+            error.__cause__ = WorkerTraceback(self.trace)
+        return error
+
+
+class WorkerTraceback(Exception):
+    """The traceback of an exception raised in a worker, as text (the cause of its ``Failure``)."""
 
 
 @attrs.frozen
@@ -117,10 +142,20 @@ class Batch:
     failure: Failure | None = None
 
 
-def run_batch(fn: Callable[[Any], Any], items: Sequence[Any], sync: bool) -> Batch:
+def task_name(fn: Callable[..., Any]) -> str:
+    """``module.qualname`` of a task function (of the function inside a ``functools.partial``)."""
+    inner = getattr(fn, "func", fn)
+    module = getattr(inner, "__module__", None) or "?"
+    return f"{module}.{getattr(inner, '__qualname__', type(inner).__name__)}"
+
+
+def run_batch(fn: Callable[[Any], Any], items: Sequence[Any], sync: bool, *, contain: bool = False,
+              task: str | None = None) -> Batch:
     """``fn`` over ``items`` in this worker. ``sync``: make what the tasks wrote durable before
     returning (a worker on another machine); else the command's own flush covers it (same machine).
-    The first ``EpistemeError`` ends the batch and travels back as a ``Failure``."""
+    The first ``EpistemeError`` ends the batch and travels back as a ``Failure``; with ``contain``
+    (a remote worker) so does any other exception, as ``INTERNAL_ERROR`` naming the task (``task``,
+    else ``fn``'s name)."""
     from episteme_core.store.atomic import deferred_sync
 
     results: list[Any] = []
@@ -130,7 +165,41 @@ def run_batch(fn: Callable[[Any], Any], items: Sequence[Any], sync: bool) -> Bat
                 results.append(fn(item))
             except EpistemeError as error:
                 return Batch(results, Failure.of(error))
+            except Exception as exc:
+                if not contain:
+                    raise
+                return Batch(results, Failure.internal(task or task_name(fn), "failed", exc))
     return Batch(results)
+
+
+def pack(fn: Callable[..., Any], *args: Any) -> tuple[str, bytes]:
+    """The task's name and ``(fn, args)`` as cloudpickle bytes: what a remote worker is sent. The
+    scheduler and the worker's connection pass bytes through untouched; the worker loads them inside
+    the task (``unpack``), so a task it cannot load fails that task alone, never the worker's
+    connection to the scheduler (which Dask would retry for ever)."""
+    import cloudpickle  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+    return task_name(fn), cloudpickle.dumps((fn, args))
+
+
+def unpack(task: str, payload: bytes) -> tuple[Callable[..., Any], tuple[Any, ...]] | Failure:
+    """What ``pack`` packed, or the ``Failure`` of a task this worker cannot load."""
+    import pickle
+
+    try:
+        fn, args = pickle.loads(payload)
+    except Exception as exc:
+        return Failure.internal(task, "could not be loaded", exc)
+    return fn, args
+
+
+def run_packed(task: str, payload: bytes) -> Batch:
+    """A batch sent by a remote executor (``pack(fn, items)``), every failure contained."""
+    unpacked = unpack(task, payload)
+    if isinstance(unpacked, Failure):
+        return Batch([], unpacked)
+    fn, (items,) = unpacked
+    return run_batch(fn, items, True, contain=True)
 
 
 def environment_of(state: Mapping[str, str]) -> dict[str, str]:
@@ -138,4 +207,5 @@ def environment_of(state: Mapping[str, str]) -> dict[str, str]:
     return {key: value for key, value in state.items() if key.startswith("EPISTEME_")}
 
 
-__all__ = ["Batch", "Failure", "WorkerStart", "run_batch", "start", "worker_start"]
+__all__ = ["Batch", "Failure", "WorkerStart", "WorkerTraceback", "pack", "run_batch", "run_packed", "start",
+           "task_name", "unpack", "worker_start"]

@@ -16,7 +16,7 @@ import math
 import struct
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from episteme_core.index import shardfile
 from episteme_core.index.analyzer import DEFAULT_LANGUAGE, analyzer_params, stemmer
@@ -24,6 +24,7 @@ from episteme_core.index.fields import FACETS, FIELD_DEFAULTS, indexed, unit_tok
 from episteme_core.index.runs import RUN_CHARS, SECTION_RUN_CHARS, plan_units
 
 BM25_DEFAULTS: dict[str, Any] = {"k1": 1.5, "b": 0.75, "method": "lucene"}
+T = TypeVar("T")
 
 
 def epoch_seconds(value: str | None) -> float:
@@ -45,8 +46,18 @@ def epoch_seconds(value: str | None) -> float:
 BM25S_COMPATIBLE = "0.3.16"
 
 
+class TermLimit(Exception):
+    """The distinct tokens of a shard's units passed ``max_terms`` at unit ``unit`` (0-based): the
+    units before it stay within the limit."""
+
+    def __init__(self, unit: int) -> None:
+        super().__init__(f"more distinct tokens than the limit at unit {unit}")
+        self.unit = unit
+
+
 def bm25_matrix(token_lists: Iterable[list[str]], params: dict[str, Any],
-                term_of: Callable[[str], str] | None = None) -> tuple[list[str], Any, Any, Any]:
+                term_of: Callable[[str], str] | None = None,
+                max_terms: int | None = None) -> tuple[list[str], Any, Any, Any]:
     """The sorted vocabulary and the CSC arrays (data f4, rows i8, starts i8) of BM25 lucene scores.
 
     Equal to bm25s's ``BM25(k1, b, method="lucene").index(...)`` over the same vocabulary: idf
@@ -58,6 +69,7 @@ def bm25_matrix(token_lists: Iterable[list[str]], params: dict[str, Any],
     ``token_lists`` may be a generator: each list is turned into token numbers as it comes and let
     go, so memory holds one string per distinct token and four bytes per token, not every token's
     string (a shard of a million distinct words stays within a few hundred megabytes).
+    ``max_terms``: raise ``TermLimit`` as soon as the distinct tokens pass it (the caller splits).
     """
     import array
     import math
@@ -72,6 +84,8 @@ def bm25_matrix(token_lists: Iterable[list[str]], params: dict[str, Any],
         for token in tokens:
             if token not in numbers:
                 numbers[token] = len(numbers)
+        if max_terms is not None and len(numbers) > max_terms:
+            raise TermLimit(len(length_list) - 1)
         flat.extend(map(numbers.__getitem__, tokens))
     n = len(length_list)
     if not flat:
@@ -141,6 +155,7 @@ def build_shard(
     fields: dict[str, int] | None = None, run_chars: int = RUN_CHARS,
     section_run_chars: int = SECTION_RUN_CHARS,
     inputs: list[tuple[str, str]] | None = None, row_inputs: list[int] | None = None,
+    max_terms: int | None = None,
 ) -> bytes:
     """The bytes of a shard over ``rows`` (chunk JSON objects of one source, sorted by id).
 
@@ -151,6 +166,9 @@ def build_shard(
     need not be encoded again); else they are encoded here. ``inputs`` are the chunks objects the
     rows came from, as (stage key, object sha256), and ``row_inputs`` each row's input: the indexer
     keeps a row only while its object is committed unchanged (``input_table``).
+
+    ``max_terms``: past that many distinct tokens, raise ``RowLimit`` naming how many leading rows
+    stay within it (``split_rows`` builds those rows and the rest as shards of their own).
     """
     import numpy as np
 
@@ -176,18 +194,26 @@ def build_shard(
     labels: dict[tuple[str, str], list[str]] = {}
     token_lists = (unit_tokens([views[r] for r in unit], weights, stem=not single, labels=labels)
                    for unit in units)  # tokenised one unit at a time as the matrix takes them
-    vocab, data, indices, indptr = bm25_matrix(token_lists, params, stemmer(languages[0]) if single else None)
+    try:
+        vocab, data, indices, indptr = bm25_matrix(token_lists, params,
+                                                   stemmer(languages[0]) if single else None, max_terms)
+    except TermLimit as hit:
+        raise RowLimit(units[hit.unit][0]) from None  # units are sorted by their first row
     del labels
-    encoded = [term.encode("utf-8") for term in vocab]
-    offsets = np.zeros(len(encoded) + 1, dtype="<u8")
-    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+    terms = len(vocab)
+    # the vocabulary's UTF-8 bytes and offsets without a bytes object per term
+    offsets = np.zeros(terms + 1, dtype="<u8")
+    np.cumsum(np.fromiter((len(term.encode("utf-8")) for term in vocab), dtype=np.int64, count=terms),
+              out=offsets[1:])
+    vocab_bytes = "".join(vocab).encode("utf-8")
+    del vocab
     row_offsets = np.zeros(len(row_bytes) + 1, dtype="<u8")
     np.cumsum(np.fromiter(map(len, row_bytes), dtype=np.int64, count=len(row_bytes)), out=row_offsets[1:])
     facets = {field: _facet_table(views, field) for field in FACETS}
     arrays: dict[str, tuple[str, bytes]] = {
         "ids": ("u1", bytes.fromhex("".join(ids))),
         "vocabOffsets": ("u8", offsets.tobytes()),
-        "vocabBytes": ("u1", b"".join(encoded)),
+        "vocabBytes": ("u1", vocab_bytes),
         "postingsData": ("f4", data.astype("<f4").tobytes()),
         "postingsRows": ("u4", indices.astype("<u4").tobytes()),
         "postingsStart": ("u8", indptr.astype("<u8").tobytes()),
@@ -221,17 +247,45 @@ def build_shard(
         "rows": len(rows),
         "units": len(units),
         "runs": sum(1 for unit in units if len(unit) > 1),
-        "terms": len(vocab),
+        "terms": terms,
         "analyzer": analyzer_params(),
         "languages": languages,
         "bm25": dict(params),
-        "bm25s": BM25S_COMPATIBLE if vocab else None,
+        "bm25s": BM25S_COMPATIBLE if terms else None,
         "fields": weights,
         "runChars": {"records": run_chars, "sections": section_run_chars},
         "facets": facets,
         "builtFrom": built_from,
     }
     return shardfile.encode(meta, arrays)
+
+
+class RowLimit(Exception):
+    """A shard's rows hold more distinct tokens than its build allows; the first ``rows`` do not."""
+
+    def __init__(self, rows: int) -> None:
+        super().__init__(f"more distinct tokens than the limit past row {rows}")
+        self.rows = rows
+
+
+def split_rows(count: int, build: Callable[[int, int, int, int | None], T], max_terms: int | None) -> list[T]:
+    """Rows ``[0, count)`` as the fewest shards, in row order, whose builds stay within ``max_terms``
+    distinct tokens: ``build(part, start, stop, max_terms)`` makes shard number ``part`` of rows
+    ``[start, stop)`` or raises ``RowLimit``. Rows that never pass the limit are built once, as the
+    one shard they always made; a single row is built whatever it holds."""
+    parts: list[T] = []
+    start = 0
+    while start < count:
+        stop = count
+        while True:
+            limit = max_terms if stop - start > 1 else None
+            try:
+                parts.append(build(len(parts), start, stop, limit))
+                break
+            except RowLimit as hit:
+                stop = start + max(1, hit.rows)
+        start = stop
+    return parts
 
 
 def input_table(file: shardfile.ShardFile) -> tuple[list[tuple[str, str]], Any] | None:

@@ -207,14 +207,31 @@ class BuiltShard:
     terms: int
 
 
-def build_shard_object(job: ShardJob, task: ShardTask) -> BuiltShard:
-    """Read the task's chunks (hash-verified), build the shard and write it as a stage object."""
+def build_shard_object(job: ShardJob, task: ShardTask) -> list[BuiltShard]:
+    """Read the task's chunks (hash-verified), build its shard and write it as a stage object: one
+    shard, or (past ``MAX_SHARD_TERMS`` distinct tokens) several, named ``NAME``, ``NAME.2``, ..."""
     with paused_cycle_gc():  # millions of small objects, no cycles (also in a worker process)
         return _build_shard_object(job, task)
 
 
-def _build_shard_object(job: ShardJob, task: ShardTask) -> BuiltShard:
-    from episteme_core.index.build import header_of
+# The most distinct tokens one shard build holds (its vocabulary, a Python string each, is most of
+# its memory). Real text stays far below (a 50,000-chunk shard of English holds tens of thousands);
+# rows past it, in chunk id order, go to a shard of their own (``build.split_rows``).
+MAX_SHARD_TERMS = 400_000
+
+
+def part_name(name: str, part: int) -> str:
+    """The name of part ``part`` (0-based) of the shard a task builds: ``NAME``, then ``NAME.2``, ..."""
+    return name if part == 0 else f"{name}.{part + 1}"
+
+
+def shard_seq(name: str) -> int:
+    """The sequence number of a shard name (``LABEL-0007`` and its parts ``LABEL-0007.2``: 7)."""
+    return int(name.rpartition("-")[2].partition(".")[0])
+
+
+def _build_shard_object(job: ShardJob, task: ShardTask) -> list[BuiltShard]:
+    from episteme_core.index.build import header_of, split_rows
 
     chunks = chunks_stage(job.home)
     inputs = [(piece.entry.key, piece.entry.sha256) for piece in task.pieces]
@@ -230,14 +247,28 @@ def _build_shard_object(job: ShardJob, task: ShardTask) -> BuiltShard:
     ids = sorted(found)
     labels: dict[tuple[Any, ...], tuple[str, str, str, str]] = {}
     rows = [indexed(found[i][0], labels) for i in ids]
-    data = build_shard(rows, source=task.source, name=task.name, params=job.params,
-                       built_from=job.built_from, row_bytes=[found[i][1] for i in ids], fields=job.fields,
-                       run_chars=job.run_chars["records"], section_run_chars=job.run_chars["sections"],
-                       inputs=inputs, row_inputs=[found[i][2] for i in ids])
-    del found, rows
-    header = header_of(data)
-    entry = Stage(job.home, STAGE).put_bytes(task.name, data, suffix=".shard")
-    return BuiltShard(entry, header_sha256(data), len(ids), int(header["meta"]["terms"]))
+    row_bytes = [found[i][1] for i in ids]
+    row_inputs = [found[i][2] for i in ids]
+    del found
+    stage = Stage(job.home, STAGE)
+
+    def build(part: int, start: int, stop: int, max_terms: int | None) -> BuiltShard:
+        name = part_name(task.name, part)
+        if (start, stop) == (0, len(rows)):
+            used, numbers = inputs, row_inputs
+        else:  # a part records only the inputs its rows came from
+            kept = sorted(set(row_inputs[start:stop]))
+            renumber = {old: new for new, old in enumerate(kept)}
+            used, numbers = [inputs[i] for i in kept], [renumber[i] for i in row_inputs[start:stop]]
+        data = build_shard(rows[start:stop], source=task.source, name=name, params=job.params,
+                           built_from=job.built_from, row_bytes=row_bytes[start:stop], fields=job.fields,
+                           run_chars=job.run_chars["records"], section_run_chars=job.run_chars["sections"],
+                           inputs=used, row_inputs=numbers, max_terms=max_terms)
+        header = header_of(data)
+        entry = stage.put_bytes(name, data, suffix=".shard")
+        return BuiltShard(entry, header_sha256(data), stop - start, int(header["meta"]["terms"]))
+
+    return split_rows(len(rows), build, MAX_SHARD_TERMS)
 
 
 # Below this many chunks to index, a default local executor builds the shards in this process.
@@ -313,8 +344,8 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None,
         entries, infos, held, dropped, deleted_rows = {}, {}, set(), [], 0
         if previous is not None:
             for entry in previous.entries:  # every old name stays taken
-                label, _, taken = entry.key.rpartition("-")
-                next_seq[label] = max(next_seq.get(label, 1), int(taken) + 1)
+                label = entry.key.rpartition("-")[0]
+                next_seq[label] = max(next_seq.get(label, 1), shard_seq(entry.key) + 1)
     fresh: dict[str, list[str]] = {}
     for key in sorted(objects):
         if counts.get(key, 0) > 0 and (key, objects[key].sha256) not in held:
@@ -334,12 +365,13 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None,
     with cleaning_up(home, runner):
         results = runner.map(functools.partial(build_shard_object, job), tasks, min_work=PARALLEL_CHUNKS,
                              work=lambda task: sum(p.stop - p.start for p in task.pieces))
-        for number, (task, shard) in enumerate(zip(tasks, results, strict=True), start=1):
-            entries[task.name] = shard.entry
-            terms += shard.terms
-            infos[task.name] = {"source": task.source, "rows": shard.rows,
-                                "headerSha256": shard.header_sha256, "deleted": []}
-            built.append(task.name)
+        for number, (task, parts) in enumerate(zip(tasks, results, strict=True), start=1):
+            for shard in parts:
+                entries[shard.entry.key] = shard.entry
+                terms += shard.terms
+                infos[shard.entry.key] = {"source": task.source, "rows": shard.rows,
+                                          "headerSha256": shard.header_sha256, "deleted": []}
+                built.append(shard.entry.key)
             if progress:
                 progress(number, len(tasks), task.name)
     if tasks and runner is not SERIAL:
@@ -412,7 +444,7 @@ def _keep(stage: Stage, previous: Any, objects: dict[str, StageEntry], next_seq:
         shard = Shard(stage.object_path(entry), name=entry.key, source=info["source"],
                       size=entry.bytes, header_sha256=info["headerSha256"])
         label = source_label(info["source"])
-        seq = int(entry.key.rsplit("-", 1)[1])
+        seq = shard_seq(entry.key)
         next_seq[label] = max(next_seq.get(label, 1), seq + 1)
         table = input_table(shard.file)
         if table is None:

@@ -11,8 +11,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from episteme_core import __version__
-from episteme_core.canonical import canonical_bytes, fingerprint, loads_strict, sha256_hex
+from episteme_core.canonical import canonical_bytes, loads_strict, sha256_hex
 from episteme_core.convert import structure, unstructure
 from episteme_core.errors import EpistemeError
 from episteme_core.records import StageEntry, StageIndex
@@ -25,9 +27,37 @@ MAX_INDEX_BYTES = 1024 * 1024 * 1024
 
 
 def index_fingerprint(index: StageIndex) -> str:
-    data = unstructure(index)
-    data.pop("fingerprint", None)
-    return fingerprint(data)
+    """The sha256 of the canonical JSON of ``index`` without its fingerprint field."""
+    return encode_index(index)[1]
+
+
+def encode_index(index: StageIndex) -> tuple[bytes, str]:
+    """The canonical JSON bytes of ``index`` with its fingerprint filled in, and that fingerprint.
+
+    The same bytes as ``canonical_bytes(unstructure(index))`` once the fingerprint is set, made in
+    one encoding pass: canonical JSON sorts the top-level keys (entries, epistemeVersion,
+    fingerprint, meta, schemaVersion, stage), so the bytes without the fingerprint are the two
+    halves either side of it, their sha256 is the fingerprint, and the field is spliced between
+    them. The entries are plain dicts made here (the converter is most of the cost of a large
+    index); anything else that is not plain JSON goes through the converter.
+    """
+    entries = [{"bytes": e.bytes, "key": e.key, "path": e.path, "sha256": e.sha256} for e in index.entries]
+    head = _canonical({"entries": entries, "epistemeVersion": index.episteme_version})
+    tail = _canonical({"meta": index.meta, "schemaVersion": index.schema_version, "stage": index.stage})
+    digest = sha256_hex(head[:-2] + b"," + tail[1:])
+    return head[:-2] + b',"fingerprint":"' + digest.encode("ascii") + b'",' + tail[1:], digest
+
+
+def _canonical(value: Any) -> bytes:
+    """``canonical_bytes(unstructure(value))`` without walking plain JSON through the converter."""
+    import json
+
+    try:
+        text = json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":"),
+                          default=unstructure)
+        return (text + "\n").encode("utf-8")
+    except (ValueError, UnicodeEncodeError, TypeError):
+        return canonical_bytes(unstructure(value))  # the converter's result, or its clear error
 
 
 class Stage:
@@ -75,31 +105,42 @@ class Stage:
         draft = StageIndex(
             stage=self.name, episteme_version=__version__, entries=ordered, meta=dict(meta or {})
         )
-        index = StageIndex(
-            stage=draft.stage,
-            episteme_version=draft.episteme_version,
-            entries=draft.entries,
-            meta=draft.meta,
-            fingerprint=index_fingerprint(draft),
-        )
-        data = canonical_bytes(unstructure(index))
+        data, digest = encode_index(draft)
+        index = attrs.evolve(draft, fingerprint=digest)
         flush_pending()  # every object the index names is durable before the index changes
-        atomic_write(self.index_path, data, kind="index-write")
-        flush_pending()
+        if not self._committed_as(data):  # an index that would not change is not written again
+            atomic_write(self.index_path, data, kind="index-write")
+            flush_pending()
         _remember(data, index)
         return index
 
+    def _committed_as(self, data: bytes) -> bool:
+        """Whether ``index.json`` already holds exactly ``data``."""
+        try:
+            if self.index_path.stat().st_size != len(data):
+                return False
+            return self.index_path.read_bytes() == data
+        except OSError:
+            return False
+
     def prune(self, index: StageIndex) -> int:
         """Delete objects the committed ``index`` no longer names (only after the commit)."""
+        import os
+
         keep = {entry.path for entry in index.entries}
         removed = 0
-        if not self.objects_dir.exists():
-            return 0
-        for path in self.objects_dir.rglob("*"):
-            relative = path.relative_to(self.dir).as_posix()
-            if path.is_file() and relative not in keep and not path.name.startswith("."):
+        top = str(self.dir)
+        for folder, _, names in os.walk(self.objects_dir):
+            relative_folder = os.path.relpath(folder, top).replace(os.sep, "/")
+            for name in names:
+                relative = f"{relative_folder}/{name}"
+                if relative in keep or name.startswith("."):
+                    continue
+                path = os.path.join(folder, name)
+                if not os.path.isfile(path):
+                    continue
                 with contextlib.suppress(FileNotFoundError):
-                    path.unlink()
+                    os.unlink(path)
                     removed += 1
                     if removed == 1:
                         fault("after-prune-one")

@@ -1,11 +1,15 @@
-"""Helpers for the scale tests: a folder of small text files and the map that names them."""
+"""Helpers for the scale tests: a folder of small text files and the map that names them, and a
+Dask LocalCluster on 127.0.0.1 shared by the session."""
 
 from __future__ import annotations
 
 import json
 import random
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 WORDS = [f"{stem}{n}" for stem in ("alpha", "beta", "gamma", "delta", "omega") for n in range(40)]
 
@@ -34,3 +38,13 @@ def stage_bytes(home: Path, stages: tuple[str, ...] = ("documents", "chunks", "s
     """Every file of the derived stages, by path relative to the home."""
     return {str(path.relative_to(home)): path.read_bytes()
             for stage in stages for path in sorted((home / stage).rglob("*")) if path.is_file()}
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[str]:
+    """A LocalCluster of 2 single-threaded worker processes on 127.0.0.1; its dask:// address."""
+    distributed = pytest.importorskip("distributed",
+                                      reason="the dask extra (episteme-core[dask]) is not installed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
+                                  dashboard_address=None, processes=True) as local:
+        yield "dask://" + local.scheduler_address.removeprefix("tcp://")

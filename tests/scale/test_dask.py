@@ -11,7 +11,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,16 +21,6 @@ from episteme_core.crashmatrix import episteme  # noqa: E402
 from episteme_core.errors import EpistemeError  # noqa: E402
 
 from .conftest import stage_bytes, write_corpus  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def cluster() -> Iterator[str]:
-    """A LocalCluster of 2 single-threaded worker processes on 127.0.0.1; its dask:// address."""
-    from distributed import LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
-                      processes=True) as local:
-        yield "dask://" + local.scheduler_address.removeprefix("tcp://")
 
 
 def _query(home: Path, term: str, env: dict[str, str]) -> bytes:
