@@ -80,6 +80,14 @@ def cancel_requested() -> str | None:
     return _cancel_signal[0] if _cancel_signal else None
 
 
+def raise_if_cancelled() -> None:
+    """Raise ``Cancelled`` when a signal asked the run to stop: a commit checks it first, so a
+    cancellation that some code swallowed still commits nothing."""
+    name = cancel_requested()
+    if name is not None:
+        raise Cancelled(name)
+
+
 def clear_cancel() -> None:
     """Forget a past request (a new run in the same process starts afresh)."""
     _cancel_signal.clear()

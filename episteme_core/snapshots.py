@@ -24,7 +24,7 @@ import attrs
 
 from episteme_core.canonical import canonical_bytes, loads_strict
 from episteme_core.convert import structure, unstructure
-from episteme_core.errors import EpistemeError
+from episteme_core.errors import EpistemeError, raise_if_cancelled
 from episteme_core.records import LogEntry, SnapshotIdentity, SnapshotRecord, StageEntry, StageIndex
 from episteme_core.store.atomic import sync_after_rename, sync_file, temp_path_for
 from episteme_core.store.blobs import BlobStore
@@ -497,7 +497,9 @@ class SnapshotWriter:
 
         The log gets a line per new representation (``captured``) and per failed source of a run
         that commits (``failed``, with its code); re-observing unchanged content writes nothing.
+        Nothing is written once a signal asked the run to stop (``Cancelled``).
         """
+        raise_if_cancelled()
         if not self.changed():
             if self._pending_log:
                 lines = b"".join(canonical_bytes(unstructure(e)) for e in self._pending_log)

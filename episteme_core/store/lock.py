@@ -16,7 +16,7 @@ from typing import NoReturn
 
 from episteme_core.canonical import canonical_bytes, loads_strict
 from episteme_core.convert import structure, unstructure
-from episteme_core.errors import EpistemeError
+from episteme_core.errors import EpistemeError, clear_cancel
 from episteme_core.records import LockOwner
 from episteme_core.store.atomic import fsync_dir
 
@@ -212,6 +212,7 @@ def holding(path: Path, command: str, warn: Warn | None = None) -> Iterator[bool
     with WriterLock(path, command, warn=warn):
         with _HELD_GUARD:
             _HELD[key] = [me, 1]
+        clear_cancel()  # a write run starts afresh: a cancel request counts for the run it interrupts
         try:
             yield True
         finally:

@@ -16,7 +16,7 @@ import attrs
 from episteme_core import __version__
 from episteme_core.canonical import canonical_bytes, loads_strict, sha256_hex
 from episteme_core.convert import structure, unstructure
-from episteme_core.errors import EpistemeError
+from episteme_core.errors import EpistemeError, raise_if_cancelled
 from episteme_core.records import StageEntry, StageIndex
 from episteme_core.store.atomic import atomic_write, flush_pending
 from episteme_core.store.faults import fault
@@ -93,7 +93,10 @@ class Stage:
     def commit(
         self, entries: Iterable[StageEntry], meta: dict[str, Any] | None = None
     ) -> StageIndex:
-        """Atomically make ``entries`` the stage's content; objects must already be written."""
+        """Atomically make ``entries`` the stage's content; objects must already be written.
+
+        Nothing is committed once a signal asked the run to stop (``Cancelled``)."""
+        raise_if_cancelled()
         ordered = sorted(entries, key=lambda e: e.key)
         seen: set[str] = set()
         for entry in ordered:

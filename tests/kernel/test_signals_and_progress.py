@@ -100,3 +100,31 @@ def test_progress_on_a_terminal_is_a_rich_bar(home: Path, plugin_site) -> None:
     os.close(leader)
     assert proc.returncode == 0
     assert b"hold" in seen and b"\x1b[" in seen  # drawn with terminal control sequences
+
+
+def test_a_swallowed_cancellation_still_commits_nothing(tmp_path: Path) -> None:
+    """A signal handler raises ``Cancelled`` wherever the program is; code that turns exceptions into
+    diagnostics may swallow it. The request is remembered, so the run's commit refuses with
+    CANCELLED and the stage stays as it was; the next write run starts afresh."""
+    from episteme_core.errors import Cancelled, clear_cancel
+    from episteme_core.store.home import Home
+    from episteme_core.store.lock import holding
+    from episteme_core.store.stage import Stage
+
+    store = Home(tmp_path / "home")
+    store.ensure_writable()
+    stage = Stage(store, "documents")
+    try:
+        with holding(store.lock_path, "test"):
+            entries = [stage.put_json("a", {"n": 1})]
+            try:
+                raise Cancelled("SIGTERM")  # as a handler would, inside code that swallows it
+            except Exception:
+                pass
+            with pytest.raises(Cancelled):
+                stage.commit(entries)
+        assert stage.read_index() is None
+        with holding(store.lock_path, "test"):  # a new run: the old request is forgotten
+            assert [e.key for e in stage.commit(entries).entries] == ["a"]
+    finally:
+        clear_cancel()
