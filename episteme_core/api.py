@@ -137,6 +137,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "fsync_dir": ("episteme_core.store.atomic", "fsync_dir"),
     "temp_path_for": ("episteme_core.store.atomic", "temp_path_for"),
     "ArgumentParser": ("episteme_core.cli.parser", "ArgumentParser"),
+    "paused_cycle_gc": ("episteme_core.gcpause", "paused_cycle_gc"),
 }
 
 # Spelled out (not computed) so type checkers see every re-export; a test keeps it equal to _EXPORTS.
@@ -152,13 +153,13 @@ __all__ = [
     "SnapshotCatalog", "SnapshotWriter", "Source", "Span", "StoredShard", "Tool", "ToolCall", "Window",
     "__version__", "add_global_options", "add_int_option", "add_pack_option", "ask", "atomic_write",
     "build_chunks", "build_record", "canonical_bytes", "canonical_text", "chunk_from_json",
-    "chunks_from_rows", "crashpoint",
-    "cut_rows", "decode_source", "decode_text", "extract_ids", "fingerprint", "from_timestamp",
-    "fsync_dir", "hookimpl", "id_segment", "ingest_outcome", "iter_chunk_rows", "known_ids", "layout",
-    "loads_strict", "make_identity", "merge_grown", "open_bundle", "open_committed", "paragraph_rows",
-    "parse_time", "read_catalog", "read_chunks", "read_documents", "read_input", "reader_messages",
-    "reader_prompt_parts", "reader_response_format", "run_ingest", "safe_name", "sha256_hex",
-    "split_paragraphs", "temp_path_for", "utc_iso", "window_rows", "windows",
+    "chunks_from_rows", "crashpoint", "cut_rows", "decode_source", "decode_text", "extract_ids",
+    "fingerprint", "from_timestamp", "fsync_dir", "hookimpl", "id_segment", "ingest_outcome",
+    "iter_chunk_rows", "known_ids", "layout", "loads_strict", "make_identity", "merge_grown",
+    "open_bundle", "open_committed", "paragraph_rows", "parse_time", "paused_cycle_gc", "read_catalog",
+    "read_chunks", "read_documents", "read_input", "reader_messages", "reader_prompt_parts",
+    "reader_response_format", "run_ingest", "safe_name", "sha256_hex", "split_paragraphs",
+    "temp_path_for", "utc_iso", "window_rows", "windows",
 ]
 
 
@@ -254,6 +255,7 @@ if TYPE_CHECKING:
     from episteme_core.extract.api import Family as BaseFamily
     from episteme_core.extract.builder import DocumentBuilder as DocumentBuilder
     from episteme_core.extract.text import decode as decode_source
+    from episteme_core.gcpause import paused_cycle_gc as paused_cycle_gc
     from episteme_core.hookspecs import Register as Register
     from episteme_core.hookspecs import hookimpl as hookimpl
     from episteme_core.indexbundle import IndexBundle as IndexBundle

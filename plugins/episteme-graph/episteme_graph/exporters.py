@@ -47,13 +47,13 @@ class GraphExporter:
         builds many containers and frees them in one go: collecting on the way is wasted work)."""
         import importlib
 
-        from episteme_graph.load import cycle_collector_paused
+        from episteme_core.api import paused_cycle_gc
 
         module, function = self.renderer.split(":")
         render: Callable[[dict[str, Any], dict[str, Any]], bytes] = getattr(
             importlib.import_module(f"episteme_graph.export.{module}"), function
         )
-        with cycle_collector_paused():
+        with paused_cycle_gc():
             return render(graph, options)
 
     def configure(self, parser: argparse.ArgumentParser) -> None:

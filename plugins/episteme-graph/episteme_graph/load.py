@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from itertools import chain
 from pathlib import Path
 from typing import Any
 
 import attrs
+
+from episteme_core.api import paused_cycle_gc
 
 MIB = 1024 * 1024
 DEFAULT_MAX_BYTES = 64 * MIB
@@ -71,21 +70,6 @@ def _constant(name: str) -> Any:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
-@contextmanager
-def cycle_collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off for the block, then as it was. Reading or walking a graph
-    makes hundreds of thousands of containers that form no cycle; the collector would traverse the
-    growing heap again and again (half the parse time of a 20 MB graph, measured). Reference
-    counting still frees everything."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def object_keys(value: Any, max_depth: int | None = None) -> frozenset[str]:
     """Every key of every object in ``value``, walking one nesting level at a time (only containers
     are visited); ``_Refused`` past ``max_depth`` levels."""
@@ -133,7 +117,7 @@ def parse_with_keys(data: bytes, name: str) -> tuple[Any, frozenset[str]]:
         text = data.decode("utf-8")
         if text.startswith("\ufeff"):
             text = text[1:]
-        with cycle_collector_paused():
+        with paused_cycle_gc():
             value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float)
             return value, _check(value, text)
     except UnicodeDecodeError as exc:

@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from episteme_core.api import paused_cycle_gc
 from episteme_graph import rules, schema
 from episteme_graph.findings import ERROR, SEMANTIC_STATEMENT, WARNING, Collector, Finding, conformance_score
-from episteme_graph.load import DEFAULT_MAX_BYTES, LoadedGraph, cycle_collector_paused, load
+from episteme_graph.load import DEFAULT_MAX_BYTES, LoadedGraph, load
 
 if TYPE_CHECKING:
     from episteme_core.api import Home
@@ -71,7 +72,7 @@ def validate_value(
     """Validate a parsed graph. Core findings win over schema findings at the same JSON path.
     ``keys``: every object key of the document, when the reader gathered them (``LoadedGraph.keys``)."""
     core = Collector()
-    with cycle_collector_paused():
+    with paused_cycle_gc():
         rules.check(value, core, keys)
         schema_findings = schema.check(value, engine)
     core_error_paths = {f.path for f in core.items if f.level == ERROR}
