@@ -119,27 +119,7 @@ def check_quote(selector: dict[str, Any], views: Views) -> dict[str, Any]:
             "page": chosen.page,
         }
         where = {k: v for k, v in where.items() if v is not None}
-        if isinstance(page, int) and not any(b.page == page for b in (in_context or blocks)):
-            return _result(
-                "found-elsewhere",
-                at=where,
-                claimed={"page": page},
-                reason="the quote is not on the page the selector states",
-            )
-        if isinstance(fragment, str) and fragment.lstrip("#") not in {
-            a for b in (in_context or blocks) for a in b.anchors
-        }:
-            return _result(
-                "found-elsewhere",
-                at=where,
-                claimed={"fragment": fragment},
-                reason="the quote is not inside the fragment the selector states",
-            )
-        if not in_context:
-            return _result(
-                "found-elsewhere", at=where, reason="the quote occurs, but not between its prefix and suffix"
-            )
-        return _result("found", at=where)
+        return _verdict(where, in_context or blocks, page, fragment, bool(in_context))
     if JOIN in exact:
         across = _across_blocks(views, exact, prefix, suffix, page, fragment)
         if across is not None:
@@ -179,25 +159,33 @@ def _across_blocks(
     }
     where = {k: v for k, v in where.items() if v is not None}
     touched = [views.blocks[i] for i in spanned]
-    if isinstance(page, int) and not any(b.page == page for b in touched):
+    return _verdict(where, touched, page, fragment, bool(good), match="across-blocks")
+
+
+def _verdict(where: dict[str, Any], blocks: list[Any], page: Any, fragment: Any, in_context: bool,
+             match: str | None = None) -> dict[str, Any]:
+    """A quote found ``where``, in ``blocks``: ``found`` when those blocks are on the stated page and
+    inside the stated fragment and the quote stands between its prefix and suffix, else
+    ``found-elsewhere`` naming the first hint that fails."""
+    if isinstance(page, int) and not any(b.page == page for b in blocks):
         return _result(
             "found-elsewhere",
             at=where,
             claimed={"page": page},
             reason="the quote is not on the page the selector states",
         )
-    if isinstance(fragment, str) and fragment.lstrip("#") not in {a for b in touched for a in b.anchors}:
+    if isinstance(fragment, str) and fragment.lstrip("#") not in {a for b in blocks for a in b.anchors}:
         return _result(
             "found-elsewhere",
             at=where,
             claimed={"fragment": fragment},
             reason="the quote is not inside the fragment the selector states",
         )
-    if not good:
+    if not in_context:
         return _result(
             "found-elsewhere", at=where, reason="the quote occurs, but not between its prefix and suffix"
         )
-    return _result("found", at=where, match="across-blocks")
+    return _result("found", at=where, match=match)
 
 
 def check_position(selector: dict[str, Any], excerpt: str | None, views: Views) -> dict[str, Any]:
