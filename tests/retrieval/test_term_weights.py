@@ -4,9 +4,18 @@ half of a word, so one query word such as ``JavaScript`` does not count three ti
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import episteme_core.index.analyzer as analyzer
-from episteme_core.index.analyzer import IDENTIFIER_TERM_WEIGHT, query_term_weights, query_terms_for
+from episteme_core.index.analyzer import (
+    IDENTIFIER_TERM_WEIGHT,
+    QUERY_STOPWORDS,
+    query_term_weights,
+    query_terms_for,
+    stem_words,
+    words,
+)
 from episteme_core.index.shards import open_shards
 from episteme_core.query import query
 from episteme_core.search import weighted_idf
@@ -44,6 +53,23 @@ def test_the_weights_cover_exactly_the_query_terms(text: str) -> None:
         weights = query_term_weights(text, languages)
         assert sorted(weights) == query_terms_for(text, languages)
         assert set(weights.values()) <= {1.0, HALF}
+
+
+_PIECES = st.sampled_from(["Java", "Script", "java", "max", "Idle", "timeout", "64", "bit", "binary",
+                           "RFC", "2119", "the", "what", "é", "東京"])
+_JOINS = st.sampled_from(["", " ", "-", "_", " @", " #", ". ", "'s "])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_PIECES, _JOINS), max_size=8))
+def test_every_query_word_weighs_one_and_only_identifier_terms_less(pieces: list[tuple[str, str]]) -> None:
+    text = "".join(piece + join for piece, join in pieces)
+    weights = query_term_weights(text, ["english"])
+    assert sorted(weights) == query_terms_for(text, ["english"])
+    plain = [word for word in words(text) if word not in QUERY_STOPWORDS]
+    for term in stem_words(plain, "english"):
+        assert weights[term] == 1.0
+    assert all(value in (1.0, HALF) for value in weights.values())
 
 
 def test_weighted_idf_is_none_only_when_nothing_changes() -> None:
