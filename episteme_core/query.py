@@ -422,6 +422,12 @@ def query(
     )
 
 
+def _weighing(weights: dict[str, float] | None) -> dict[str, Any]:
+    """``search``'s keyword for term weights: none when every term weighs 1, so a set whose
+    ``search`` predates ``weights`` (a plugin's) still answers the queries that need none."""
+    return {"weights": weights} if weights else {}
+
+
 def _merged_page(shard_set: SearchableShards, terms: list[str], filters: Filters, offset: int,
                  limit: int, weights: dict[str, float] | None = None,
                  ) -> tuple[list[tuple[Hit, Passage]], int, bool]:
@@ -435,7 +441,7 @@ def _merged_page(shard_set: SearchableShards, terms: list[str], filters: Filters
     k = max(2 * need + 10, RERANK_DEPTH)
     bonuses: dict[tuple[str, int], float] = {}  # (shard, unit) -> proximity bonus, kept as k grows
     while True:
-        hits, total = shard_set.search(terms, k, filters, weights=weights or None)
+        hits, total = shard_set.search(terms, k, filters, **_weighing(weights))
         rows = [shard_set.shard(hit.shard).shown_rows(hit, filters) for hit in hits]
         texts: dict[tuple[str, int], dict[str, Any]] = {}
         for hit, shown in zip(hits, rows, strict=True):
@@ -508,8 +514,7 @@ def _checked(shard_set: SearchableShards, terms: list[str], required: list[str],
     ``MAX_CHECKED`` of them."""
     from episteme_core.index.runs import MERGED_CHARS, merge_overlapping
 
-    hits, candidates = shard_set.search(terms, MAX_CHECKED, filters, required=required,
-                                        weights=weights or None)
+    hits, candidates = shard_set.search(terms, MAX_CHECKED, filters, required=required, **_weighing(weights))
     head = [passage_of(shard_set.shard(hit.shard), hit, filters) for hit in hits[:RERANK_DEPTH]]
     hits, known = _reranked(hits, [*head, *([None] * (len(hits) - len(head)))], [p.text for p in head],
                             terms, shard_set.languages, {})
