@@ -197,7 +197,8 @@ class StatCache:
             self._files[key] = [*found[:5], *identity, snapshot_id]
             self._changed = True
 
-    def record(self, path: Path, before: os.stat_result, sha: str, length: int, hashed_at_ns: int) -> None:
+    def record(self, path: Path | str, before: os.stat_result, sha: str, length: int,
+               hashed_at_ns: int) -> None:
         """Remember that ``path`` (stat ``before`` when its hash began at ``hashed_at_ns``) holds
         ``sha``; kept only when its stat did not move meanwhile and its times are settled."""
         key = self.key(path)
