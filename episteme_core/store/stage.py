@@ -68,11 +68,11 @@ def bucket_count(items: int, threshold: int) -> int:
 
 
 def bucket_of(key: str, count: int) -> int:
-    """The bucket of ``key`` among ``count``: the first 32 bits of the sha256 of its UTF-8, scaled."""
-    import hashlib
+    """The bucket of ``key`` among ``count``: the CRC-32 of its UTF-8 (the same on every machine and
+    in every process, unlike ``hash``), scaled to ``count``."""
+    import zlib
 
-    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
-    return (int.from_bytes(digest[:4], "big") * count) >> 32
+    return (zlib.crc32(key.encode("utf-8", "surrogatepass")) * count) >> 32
 
 
 def head_meta(index: StageIndex) -> Mapping[str, Any]:
@@ -204,12 +204,17 @@ class Stage:
         being encoded again. Returns the head's bucket list."""
         groups: list[tuple[list[StageEntry], dict[str, dict[str, Any]]]] = [
             ([], {field: {} for field in keyed}) for _ in range(count)]
+        where: dict[str, int] = {}  # the per-key maps mostly share the entries' keys
         for entry in ordered:
-            groups[bucket_of(entry.key, count)][0].append(entry)
+            number = where[entry.key] = bucket_of(entry.key, count)
+            groups[number][0].append(entry)
         for field in keyed:
             values = meta[field]
             for key in sorted(values):
-                groups[bucket_of(key, count)][1][field][key] = values[key]
+                number = where.get(key, -1)
+                if number < 0:
+                    number = where[key] = bucket_of(key, count)
+                groups[number][1][field][key] = values[key]
         known = _BUCKET_MEMO.get(str(self.dir))
         same_layout = known is not None and known[0] == count and known[1] == keyed
         described: list[dict[str, Any]] = []
