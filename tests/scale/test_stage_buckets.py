@@ -32,6 +32,7 @@ from episteme_core.store.stage import (
     keyed_fields,
 )
 from episteme_core.store.verify import verify_home
+from episteme_core.testing import validate
 
 from .conftest import write_corpus
 
@@ -73,6 +74,7 @@ def test_a_large_stage_is_a_head_and_buckets_read_from_the_head_alone(tmp_path: 
     assert head["keyed"] == ["sources"] and head["meta"] == {"documents": 300, "options": {"maxChars": 10}}
     assert len(head["buckets"]) == bucket_count(300, 100) == 4 and head["count"] == 300
     assert len(_buckets(stage)) == 4
+    validate(head, "stage-index")
     _forget()
     index = stage.read_index()
     assert isinstance(index, LazyStageIndex) and index.fingerprint == committed.fingerprint
