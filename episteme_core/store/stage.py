@@ -191,7 +191,7 @@ class Stage:
             atomic_write(self.index_path, data, kind="index-write")
             flush_pending()
         self._prune_buckets({bucket["sha256"] for bucket in buckets})
-        _remember(data, index)
+        _remember(data, index, len(data) + sum(bucket["bytes"] for bucket in buckets))
         return index
 
     def bucket_path(self, sha256: str) -> Path:
@@ -310,7 +310,7 @@ class Stage:
             lazy = self._read_head(raw)
             if eager:
                 lazy.load()
-            _remember(raw, lazy)
+            _remember(raw, lazy, len(raw) + lazy.bucket_bytes)
             return lazy
         fast = _as_written(raw, self.name)
         if fast is not None:
@@ -363,6 +363,7 @@ class Stage:
         return LazyStageIndex.of_head(
             stage=self.name, episteme_version=head["epistemeVersion"], schema_version=head["schemaVersion"],
             fingerprint=claimed, head_meta=meta, keyed=tuple(keyed), count=count,
+            bucket_bytes=sum(bucket["bytes"] for bucket in buckets),
             loader=lambda: self._load_buckets(buckets, tuple(keyed), meta))
 
     def _load_buckets(self, buckets: list[dict[str, Any]], keyed: tuple[str, ...], meta: dict[str, Any]
@@ -453,22 +454,24 @@ class LazyStageIndex(StageIndex):
     """A bucketed stage's commit read from its head: ``entries`` and ``meta`` load every bucket
     (verified) on first use; ``head_meta``, ``count``, ``keyed`` and ``fingerprint`` need none."""
 
-    __slots__ = ("_entries", "_meta", "_loader", "head_meta", "keyed", "count")
+    __slots__ = ("_entries", "_meta", "_loader", "head_meta", "keyed", "count", "bucket_bytes")
     _entries: list[StageEntry] | None
     _meta: dict[str, Any] | None
     _loader: Callable[[], tuple[list[StageEntry], dict[str, Any]]]
     head_meta: dict[str, Any]
     keyed: tuple[str, ...]
     count: int
+    bucket_bytes: int  # the size of every bucket together (what loading reads)
 
     @classmethod
     def of_head(cls, *, stage: str, episteme_version: str, schema_version: str, fingerprint: str,
-                head_meta: dict[str, Any], keyed: tuple[str, ...], count: int,
+                head_meta: dict[str, Any], keyed: tuple[str, ...], count: int, bucket_bytes: int,
                 loader: Callable[[], tuple[list[StageEntry], dict[str, Any]]]) -> LazyStageIndex:
         index = object.__new__(cls)
         for name, value in (("stage", stage), ("episteme_version", episteme_version),
                             ("schema_version", schema_version), ("fingerprint", fingerprint),
                             ("head_meta", head_meta), ("keyed", keyed), ("count", count),
+                            ("bucket_bytes", bucket_bytes),
                             ("_loader", loader), ("_entries", None), ("_meta", None)):
             object.__setattr__(index, name, value)
         return index
@@ -548,12 +551,15 @@ def _recall(raw: bytes, stage: str) -> StageIndex | None:
     return found[1] if found is not None and found[1].stage == stage else None
 
 
-def _remember(raw: bytes, index: StageIndex) -> None:
+def _remember(raw: bytes, index: StageIndex, size: int | None = None) -> None:
+    """Keep ``index`` by the sha256 of ``raw``; ``size`` is the bytes it stands for (a head's
+    buckets count too: a loaded bucketed index holds them all)."""
     import hashlib
 
-    if len(raw) > _KNOWN_BYTES:
+    size = len(raw) if size is None else size
+    if size > _KNOWN_BYTES:
         return
-    _KNOWN[hashlib.sha256(raw).hexdigest()] = (len(raw), index)
+    _KNOWN[hashlib.sha256(raw).hexdigest()] = (size, index)
     while sum(size for size, _ in _KNOWN.values()) > _KNOWN_BYTES:
         del _KNOWN[next(iter(_KNOWN))]  # the oldest first
 

@@ -82,6 +82,8 @@ def test_a_large_stage_is_a_head_and_buckets_read_from_the_head_alone(
     assert entry_count(index) == 300 and keyed_fields(index) == ("sources",)
     assert dict(head_meta(index)) == {"documents": 300, "options": {"maxChars": 10}}
     assert index._entries is None  # nothing but the head was read
+    remembered = [size for size, known in stage_module._KNOWN.values() if known is index]
+    assert remembered == [len(stage.index_path.read_bytes()) + sum(b["bytes"] for b in head["buckets"])]
     assert index.entries == entries and index.meta == meta
     assert list(index.meta["sources"]) == sorted(meta["sources"])
 
