@@ -74,9 +74,10 @@ def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
     from episteme_core.chunking import check_options, chunk_home
     from episteme_core.convert import unstructure
     from episteme_core.executor import running
-    from episteme_core.extract.run import extract_documents
+    from episteme_core.extract.run import extract_sources
     from episteme_core.indexers import build_index, get_indexer, report_data
     from episteme_core.snapshots import read_catalog
+    from episteme_core.store.stage import entry_count
 
     check_options(options.max_chars, options.overlap_chars)
     get_indexer(ctx.plugins, ctx.home, options.indexer)  # an unknown indexer is refused before any work
@@ -93,13 +94,15 @@ def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
         captured = _capture(ctx, options)
         ctx.check_cancelled()
         update("pipeline", 1, len(STAGES), "started", "Extracting documents")
-        catalog = read_catalog(home)
+        catalog = read_catalog(home)  # the head; its buckets only if extract needs them
         # extract reuses every document whose snapshot and configuration are unchanged
-        documents = (
-            extract_documents(home, ctx.plugins, None, {}, stage_progress("extract"), warn=ctx.warn,
-                              executor=executor, catalog=catalog)
-            if catalog.sources() else []
+        extracted = (
+            extract_sources(home, ctx.plugins, None, {}, stage_progress("extract"), warn=ctx.warn,
+                            executor=executor, catalog=catalog, report_rows=False)
+            if catalog.index is not None and entry_count(catalog.index) else None
         )
+        documents = extracted.documents if extracted is not None else []
+        covered = extracted.sources if extracted is not None else 0
         for document in documents:
             for warning in document.warnings:
                 ctx.warn("EXTRACTION_WARNING", f"{document.source}: {warning}", source=document.source,
@@ -117,8 +120,8 @@ def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
         "capture": captured.data(),
         "extract": {
             "extracted": [d.source for d in documents],
-            "reused": len(catalog.sources()) - len(documents),
-            "documents": len(catalog.sources()),
+            "reused": covered - len(documents),
+            "documents": covered,
         },
         "chunk": unstructure(chunked),
         "index": report_data(indexed),

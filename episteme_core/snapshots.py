@@ -166,13 +166,29 @@ class SnapshotCatalog:
         self.stage = stage
         self.index = index
         self.blobs = BlobStore(home.blobs_dir)
-        self._entries: dict[str, StageEntry] = {e.key: e for e in (index.entries if index else [])}
-        self._states = _sources_of(index, str(stage.index_path))
+        self._loaded: tuple[dict[str, StageEntry], dict[str, SourceState]] | None = None
         self._records: dict[str, SnapshotRecord] = {}
 
     @property
+    def _entries(self) -> dict[str, StageEntry]:
+        return self._load()[0]
+
+    @property
+    def _states(self) -> dict[str, SourceState]:
+        return self._load()[1]
+
+    def _load(self) -> tuple[dict[str, StageEntry], dict[str, SourceState]]:
+        """The entries and source states, read (every bucket of a large stage) on first use: a
+        caller that needs only the fingerprint reads the head alone."""
+        if self._loaded is None:
+            index = self.index
+            self._loaded = ({e.key: e for e in (index.entries if index else [])},
+                            _sources_of(index, str(self.stage.index_path)))
+        return self._loaded
+
+    @property
     def fingerprint(self) -> str | None:
-        """The committed index fingerprint (``None`` for a stage never committed)."""
+        """The committed index fingerprint (``None`` for a stage never committed); reads no bucket."""
         return self.index.fingerprint if self.index else None
 
     def __len__(self) -> int:
@@ -276,13 +292,26 @@ class SnapshotWriter:
         self.catalog = read_catalog(home)
         self.blobs = self.catalog.blobs
         self.log = Log(home.log_path)
-        self._states: dict[str, SourceState] = {s: self.catalog.state(s) for s in self.catalog.sources()}
+        self._loaded_states: dict[str, SourceState] | None = None  # read on first use
+        self.observed = False  # whether anything was observed or kept (the states may differ)
         self._new_entries: dict[str, StageEntry] = {}
         self._new_records: dict[str, SnapshotRecord] = {}
         self._pending_log: list[LogEntry] = []
         self._created: list[Path] = []
         self._verified: set[str] = set()  # blobs checked or written in this run
         self.committed: StageIndex | None = None
+
+    @property
+    def _states(self) -> dict[str, SourceState]:
+        """Every source's state as this run leaves it: the catalog's (read on first use, so a run
+        that asks nothing of it reads only the stage head), then what it observed."""
+        if self._loaded_states is None:
+            self._loaded_states = {s: self.catalog.state(s) for s in self.catalog.sources()}
+        return self._loaded_states
+
+    def states_read(self) -> bool:
+        """Whether this run read every source's state (the catalog's buckets)."""
+        return self._loaded_states is not None
 
     def __enter__(self) -> SnapshotWriter:
         return self
@@ -446,6 +475,7 @@ class SnapshotWriter:
             if not existed:
                 self._created.append(object_path)
             self._new_records[snapshot_id] = record
+        self.observed = True
         previous = self._states.get(source)
         cleaned = clean_options(options) if options is not None else (previous.options if previous else {})
         history = previous.history if previous else ()
@@ -478,6 +508,7 @@ class SnapshotWriter:
 
     def keep(self, source: str, options: Mapping[str, Any] | None = None) -> Observation:
         """The source is unchanged (an HTTP 304): keep its latest, update its options if given."""
+        self.observed = True
         state = self._states.get(source)
         if state is None:
             raise EpistemeError("INTERNAL_ERROR", f"no recorded snapshot of {source!r} to keep")
@@ -489,6 +520,8 @@ class SnapshotWriter:
 
     def changed(self) -> bool:
         """Whether the stage itself changes (new snapshots, or a source's latest/history/options)."""
+        if self._loaded_states is None and not self._new_entries:
+            return False  # nothing was observed: the states are the catalog's
         old = {s: self.catalog.state(s) for s in self.catalog.sources()}
         return bool(self._new_entries) or old != self._states
 

@@ -173,44 +173,68 @@ def manual_ingest(
     results: list[SourceResult] = []
     unlisted = 0
     stats = stats if stats is not None else StatCache(home, trust=not rehash)
+    seen: list[tuple[str, list[str | None], str | None, str]] = []  # (path, identity, fragment, id)
     with SnapshotWriter(home, command) as writer:
         blob_root = str(writer.blobs.root)
+        head = writer.catalog.fingerprint  # from the stage head alone
         for number, (entry, path, _size, info) in enumerate(checked, start=1):
             report("manual-ingest", number - 1, total, "started", entry.source_url)
             media, charset = content_type_for(entry)
-            if not charset and not list_unchanged and _still_latest(writer, stats, blob_root, entry, path,
-                                                                    info, media):
-                unlisted += 1  # a stat, a lookup: the file and its source are as last recorded
-                report("manual-ingest", number, total, "completed", f"{entry.source_url}: unchanged")
-                continue
+            if not charset and not list_unchanged:
+                known = _still_latest(writer, stats, blob_root, entry, path, info, media, head)
+                if known is not None:
+                    unlisted += 1  # a stat, a lookup: the file and its source are as last recorded
+                    seen.append((path, [entry.source_url, media, None], entry.fragment or None, known))
+                    report("manual-ingest", number, total, "completed", f"{entry.source_url}: unchanged")
+                    continue
             result = _ingest_one(writer, stats, entry, path, info, media, charset, max_bytes, warn)
+            if result.snapshot_id is not None:
+                seen.append((path, [entry.source_url, media, charset], entry.fragment or None,
+                             result.snapshot_id))
             if result.status != "unchanged" or list_unchanged:
                 results.append(result)
             else:
                 unlisted += 1
             report("manual-ingest", number, total, "completed", f"{entry.source_url}: {result.status}")
         done = finish(writer, command, results, unlisted=None if list_unchanged else unlisted)
+        if writer.states_read():  # confirm what this run found against the states it committed
+            stats.confirm(done.fingerprint, [item for item in seen if _is_latest(writer, *item)])
     stats.save()
     return done
 
 
+def _is_latest(writer: SnapshotWriter, path: str, identity: list[str | None], fragment: str | None,
+               snapshot_id: str) -> bool:
+    """Whether ``snapshot_id`` is its source's latest with ``fragment`` as its options."""
+    state = writer.state(str(identity[0]))
+    return (state is not None and state.latest == snapshot_id
+            and state.options == ({"fragment": fragment} if fragment else {}))
+
+
 def _still_latest(writer: SnapshotWriter, stats: StatCache, blob_root: str, entry: MapEntry, path: str,
-                  info: os.stat_result, media: str) -> bool:
-    """Whether the file's stat, content and snapshot id are those recorded and that snapshot is still
-    its source's latest with the same options (then nothing is read, stored or logged for it)."""
-    known = stats.unchanged(path, info, [entry.source_url, media, None])
+                  info: os.stat_result, media: str, head: str | None) -> str | None:
+    """The snapshot id of the file when its stat, content and snapshot id are those recorded and that
+    snapshot is still its source's latest with the same options (then nothing is read, stored or
+    logged for it); else None.
+
+    While this run has observed nothing, the stat cache's confirmation under the unchanged snapshots
+    head answers without the catalog; otherwise the source's state is read from it."""
+    identity: list[str | None] = [entry.source_url, media, None]
+    known = None if writer.observed else stats.confirmed(path, info, identity, entry.fragment or None, head)
     if known is None:
-        return False
+        known = stats.unchanged(path, info, identity)
+        if known is None:
+            return None
+        state = writer.state(entry.source_url)
+        if state is None or state.latest != known[2]:
+            return None
+        if state.options != ({"fragment": entry.fragment} if entry.fragment else {}):
+            return None
     sha, length, snapshot_id = known
-    state = writer.state(entry.source_url)
-    if state is None or state.latest != snapshot_id:
-        return False
-    if state.options != ({"fragment": entry.fragment} if entry.fragment else {}):
-        return False
     try:
-        return os.stat(f"{blob_root}/{sha[:2]}/{sha}").st_size == length
+        return snapshot_id if os.stat(f"{blob_root}/{sha[:2]}/{sha}").st_size == length else None
     except OSError:
-        return False
+        return None
 
 
 def _ingest_one(writer: SnapshotWriter, stats: StatCache, entry: MapEntry, path: str, info: os.stat_result,

@@ -3,7 +3,13 @@ read again (``manual-ingest`` and ``pipeline --map``), as git's index does.
 
 An entry records a file's path, its (size, mtime_ns, ctime_ns, inode) and the sha256 of its bytes,
 and the snapshot id that content made for the source and content type it was last ingested as (an
-id is a pure function of those, so it is kept rather than hashed again).
+id is a pure function of those, so it is kept rather than hashed again). An entry may also carry a
+confirmation: the run that saved the cache found that snapshot id to be its source's latest, with
+the entry's fragment as the source's options, in the snapshots commit whose fingerprint the cache
+records. While that commit is still the snapshots stage's head (any commit of snapshots changes its
+fingerprint) and nothing else was observed in the run, a confirmed file whose stat is unchanged is
+known to be its source's latest without reading the snapshots catalog (``confirmed``); a run that
+read the catalog confirms afresh what it found (``confirm``), and earlier confirmations lapse.
 A later run trusts the sha256 only while all four are unchanged: writing a file changes its mtime
 and ctime (``touch -d`` can set mtime back, never ctime), replacing it changes its inode. A file is
 recorded only when its stat was the same before and after it was hashed and its times lie well
@@ -91,6 +97,12 @@ class StatCache:
         self._maps: dict[str, list[list[Any]]] = (
             {key: value for key, value in maps.items() if isinstance(value, list)}
             if isinstance(maps, dict) and len(maps) <= KEPT_MAPS else {})
+        confirmed = data.get("snapshots")
+        valid = (type(confirmed) is list and len(confirmed) == 2 and type(confirmed[0]) is int
+                 and isinstance(confirmed[1], str))
+        # the generation of the confirmations that hold, and the snapshots head they hold for
+        self._generation: int = confirmed[0] if valid else 0
+        self._head: str | None = confirmed[1] if valid else None
         self._changed = False
 
     def _load(self) -> dict[str, Any]:
@@ -170,7 +182,7 @@ class StatCache:
             return None
         key = self.key(path)
         found = self._files.get(key)
-        if (type(found) is not list or len(found) != 9 or found[0] != info.st_size
+        if (type(found) is not list or len(found) not in (9, 11) or found[0] != info.st_size
                 or found[1] != info.st_mtime_ns or found[2] != info.st_ctime_ns or found[3] != info.st_ino
                 or found[5:8] != identity or not stat.S_ISREG(info.st_mode)):
             return None
@@ -181,11 +193,34 @@ class StatCache:
             return None
         return sha, int(found[0]), snapshot_id
 
+    def confirmed(self, path: Path | str, info: os.stat_result, identity: list[Any], fragment: str | None,
+                  head: str | None) -> tuple[str, int, str] | None:
+        """``unchanged``, and only when the entry's confirmation holds: its snapshot id was its
+        source's latest with ``fragment`` in the snapshots commit ``head``, which is still the head."""
+        if not self.trust or head is None or head != self._head:
+            return None
+        found = self._files.get(self.key(path))
+        if type(found) is not list or len(found) != 11 or found[9] != self._generation or found[10] != fragment:
+            return None
+        return self.unchanged(path, info, identity)
+
+    def confirm(self, head: str | None, latest: list[tuple[str, list[Any], str | None, str]]) -> None:
+        """Confirm, under the snapshots head ``head``, each (path, identity, fragment, snapshot id)
+        found to be its source's latest after the commit; every earlier confirmation lapses."""
+        generation = self._generation + 1
+        for path, identity, fragment, snapshot_id in latest:
+            key = self.key(path)
+            found = self._files.get(key)
+            if type(found) is list and len(found) in (9, 11) and found[5:9] == [*identity, snapshot_id]:
+                self._files[key] = [*found[:9], generation, fragment]
+        self._generation, self._head = generation, head
+        self._changed = True
+
     def snapshot_id(self, path: Path | str, identity: list[Any]) -> str | None:
         """The snapshot id recorded for ``path`` ingested with ``identity`` (source, media type,
         charset), if the entry was just trusted for it; else None."""
         found = self._entry(self.key(path))
-        if found is None or len(found) != 9 or found[5:8] != identity or not _HEX.fullmatch(found[8]):
+        if found is None or len(found) < 9 or found[5:8] != identity or not _HEX.fullmatch(found[8]):
             return None
         return str(found[8])
 
@@ -193,7 +228,7 @@ class StatCache:
         """Keep the snapshot id ``path``'s recorded content makes with ``identity``."""
         key = self.key(path)
         found = self._entry(key)
-        if found is not None and found[5:] != [*identity, snapshot_id]:
+        if found is not None and found[5:9] != [*identity, snapshot_id]:
             self._files[key] = [*found[:5], *identity, snapshot_id]
             self._changed = True
 
@@ -225,15 +260,20 @@ class StatCache:
         from episteme_core.store.atomic import atomic_write
 
         files = {key: value for key, value in self._files.items() if _valid(value)}
-        atomic_write(cache_path(self.home),
-                     canonical_bytes({"format": FORMAT, "files": files, "maps": self._maps}))
+        body: dict[str, Any] = {"format": FORMAT, "files": files, "maps": self._maps}
+        if self._head is not None:
+            body["snapshots"] = [self._generation, self._head]
+        atomic_write(cache_path(self.home), canonical_bytes(body))
         self._changed = False
         return True
 
 
 def _valid(value: Any) -> bool:
-    """[size, mtime_ns, ctime_ns, inode, sha256] and optionally [source, media, charset, snapshot id]."""
-    if type(value) is not list or len(value) not in (5, 9):
+    """[size, mtime_ns, ctime_ns, inode, sha256], optionally [source, media, charset, snapshot id] and
+    then optionally its confirmation [generation, fragment]."""
+    if type(value) is not list or len(value) not in (5, 9, 11):
+        return False
+    if len(value) == 11 and not (type(value[9]) is int and (value[10] is None or isinstance(value[10], str))):
         return False
     size, mtime, ctime, inode, sha = value[:5]
     if not (type(size) is int and type(mtime) is int and type(ctime) is int and type(inode) is int

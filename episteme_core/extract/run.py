@@ -214,6 +214,7 @@ class ExtractReport:
 
     rows: list[dict[str, Any]]
     documents: list[Document]
+    sources: int = 0  # how many sources the run covered (rows may be left out)
 
     def counts(self) -> dict[str, int]:
         counts = {"extracted": 0, "reused": 0, "failed": 0}
@@ -269,24 +270,36 @@ def extract_sources(
     options = dict(options or {})
     tie_warn = warn_once(warn) if warn is not None else None
     catalog = catalog if catalog is not None else read_catalog(home)
-    targets = list(dict.fromkeys(sources)) if sources else catalog.sources()
-    for source in targets:
-        catalog.state(source)  # an unknown source fails before any work
     stage = documents_stage(home)
     previous = stage.read_index()
     sig = signature(plugins, extractor, options)
-    latest = latest_fingerprint(catalog)
     before = head_meta(previous).get(RUN_META) if previous is not None else None
     same = isinstance(before, dict) and before.get("signature") == sig and not force
+    if (same and not sources and previous is not None and isinstance(before, dict)
+            and catalog.fingerprint is not None and before.get("snapshotsHead") == catalog.fingerprint
+            and type(before.get("sources")) is int and entry_count(previous) == before["sources"]
+            and _settled(before, before.get("snapshots"), _present(stage))):
+        # the snapshots head the last full run read (so the same sources, snapshots and options),
+        # its configuration and its objects: decided from the two heads, no bucket read
+        records = source_records(previous) if report_rows else {}
+        rows = [_reused_row(records[source]) for source in catalog.sources()] if report_rows else []
+        if progress and before["sources"]:
+            progress(before["sources"], before["sources"], "unchanged")
+        return ExtractReport(rows=rows, documents=[], sources=before["sources"])
+    targets = list(dict.fromkeys(sources)) if sources else catalog.sources()
+    for source in targets:
+        catalog.state(source)  # an unknown source fails before any work
+    latest = latest_fingerprint(catalog)
     present = _present(stage) if same else None
     if (same and not sources and previous is not None and isinstance(before, dict)
             and _settled(before, latest, present) and entry_count(previous) == len(targets)):
         # the last full run's snapshots, configuration and objects, from the head alone: no commit
         records = source_records(previous) if report_rows else {}
         rows = [_reused_row(records[source]) for source in targets] if report_rows else []
+        _note_head(home, previous, before, catalog.fingerprint, targets)
         if progress and targets:
             progress(len(targets), len(targets), "unchanged")
-        return ExtractReport(rows=rows, documents=[])
+        return ExtractReport(rows=rows, documents=[], sources=len(targets))
     entries = {entry.key: entry for entry in previous.entries} if previous else {}
     records = source_records(previous)
     if (same and not sources and before is not None and before.get("snapshots") == latest
@@ -295,9 +308,10 @@ def extract_sources(
             and all(_stored(present, entry) for entry in entries.values())):
         # nothing changed: no commit
         rows = [_reused_row(records[source]) for source in targets] if report_rows else []
+        _note_head(home, previous, before, catalog.fingerprint, targets)
         if progress and targets:
             progress(len(targets), len(targets), "unchanged")
-        return ExtractReport(rows=rows, documents=[])
+        return ExtractReport(rows=rows, documents=[], sources=len(targets))
     rows_at: dict[int, dict[str, Any]] = {}
     kept: list[tuple[Any, dict[str, Any]]] = []
     tasks: list[ExtractTask] = []
@@ -355,10 +369,27 @@ def extract_sources(
         note_written(stage.dir)
     rows = [rows_at[number] for number in range(len(targets))]
     if rows or not sources:
-        run = {"signature": sig, "snapshots": latest, **_settled_record(kept)} if not sources else (
+        run = {"signature": sig, "snapshots": latest, "snapshotsHead": catalog.fingerprint,
+               "sources": len(targets), **_settled_record(kept)} if not sources else (
             {"signature": sig, "snapshots": None} if same else None)
         commit_documents(home, [], kept, replace=not sources, meta={RUN_META: run} if run else None)
-    return ExtractReport(rows=rows, documents=fresh)
+    return ExtractReport(rows=rows, documents=fresh, sources=len(targets))
+
+
+def _note_head(home: Home, previous: Any, before: dict[str, Any], head: str | None, targets: list[str]) -> None:
+    """Record the snapshots head and source count in the last full run's record when it lacks them
+    (a documents commit made before they were recorded), so the next unchanged run decides from the
+    two heads alone; the documents themselves stay as they are."""
+    from episteme_core.documents import commit_documents, source_records
+
+    if head is None or (before.get("snapshotsHead") == head and before.get("sources") == len(targets)):
+        return
+    records = source_records(previous)
+    entries = previous.entries
+    if set(records) != {entry.key for entry in entries} or set(records) != set(targets):
+        return
+    commit_documents(home, [], [(entry, records[entry.key]) for entry in entries], replace=True,
+                     meta={RUN_META: {**before, "snapshotsHead": head, "sources": len(targets)}})
 
 
 RUN_META = "extraction"  # documents index meta: the signature and snapshots of the last full run
