@@ -63,8 +63,8 @@ class RunContext:
     def writing(self) -> Iterator[Home]:
         """Hold the home's writer lock for the block; re-entrant within one thread of a process.
 
-        The outermost block takes the lock, batches file durability and sweeps the temp files a
-        killed writer left; a nested block (a source that takes the lock inside ``ingest
+        The outermost block takes the lock, batches file durability and, when the lock file shows
+        that the previous writer did not finish (killed), sweeps the temp files it left; a nested block (a source that takes the lock inside ``ingest
         --reshard``, ``run_ingest`` inside ``ingest --all``) just runs under the lock already held.
         """
         from episteme_core.store.atomic import deferred_sync
@@ -72,12 +72,12 @@ class RunContext:
         from episteme_core.store.sweep import sweep_home
 
         self.home.ensure_writable()
-        with holding(self.home.lock_path, self.command, warn=self.warn) as outermost:
+        with holding(self.home.lock_path, self.command, warn=self.warn,
+                     recover=lambda: sweep_home(self.home)) as outermost:
             if not outermost:
                 yield self.home
                 return
             with deferred_sync():
-                sweep_home(self.home)
                 yield self.home
 
 

@@ -70,6 +70,7 @@ class WriterLock:
         self.command = command
         self.warn = warn or (lambda code, message: None)
         self.owner: LockOwner | None = None
+        self.inherited = False  # the lock file still named a holder that did not finish (killed)
         self._fd: int | None = None
 
     def acquire(self) -> LockOwner:
@@ -98,6 +99,7 @@ class WriterLock:
 
     def _take_over(self, fd: int) -> None:
         left = _read_fd(fd)
+        self.inherited = bool(left)
         if left:
             try:
                 holder = structure(loads_strict(left, source=str(self.path)), LockOwner,
@@ -118,8 +120,11 @@ class WriterLock:
             token=uuid.uuid4().hex,
             acquired_at=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         )
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, canonical_bytes(unstructure(owner)), 0)
+        data = canonical_bytes(unstructure(owner))
+        # written over the old content, then cut to length: the file is never empty once a holder
+        # wrote it, so a taker killed here still leaves content (and the next taker sweeps)
+        os.pwrite(fd, data, 0)
+        os.ftruncate(fd, len(data))
         os.fsync(fd)
         fsync_dir(self.path.parent)
         self.owner = owner
@@ -188,8 +193,13 @@ _HELD_GUARD = threading.Lock()
 
 
 @contextlib.contextmanager
-def holding(path: Path, command: str, warn: Warn | None = None) -> Iterator[bool]:
+def holding(path: Path, command: str, warn: Warn | None = None,
+            recover: Callable[[], object] | None = None) -> Iterator[bool]:
     """Hold the writer lock at ``path`` for the block; yields True where this call took it.
+
+    ``recover`` is called under the lock, before the block, when the lock file still named a
+    previous holder: a writer that did not finish (killed), whose temp files may be left. A writer
+    that finishes removes the lock file, so the next one has nothing to recover.
 
     Re-entrant for the thread that holds it: a nested ``holding`` of the same lock runs under the
     lock already taken (a source taking the lock inside ``ingest --reshard`` is not refused by its
@@ -209,11 +219,13 @@ def holding(path: Path, command: str, warn: Warn | None = None) -> Iterator[bool
             with _HELD_GUARD:
                 _HELD[key][1] -= 1
         return
-    with WriterLock(path, command, warn=warn):
+    with WriterLock(path, command, warn=warn) as lock:
         with _HELD_GUARD:
             _HELD[key] = [me, 1]
         clear_cancel()  # a write run starts afresh: a cancel request counts for the run it interrupts
         try:
+            if lock.inherited and recover is not None:
+                recover()
             yield True
         finally:
             with _HELD_GUARD:

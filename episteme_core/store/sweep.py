@@ -5,6 +5,11 @@ writing and renaming leaves that file behind. Readers never look at temp files, 
 harmless but wastes space: the next writer sweeps every folder a write can leave one in (the home,
 ``blobs/sha256/`` and its ``xx/`` folders, each stage folder, its ``buckets/``, its ``objects/`` and
 their ``xx/`` folders) and ``verify`` reports any it finds.
+
+The sweep runs only when it can find something: a writer that finishes removes the lock file, and
+one that is killed leaves it naming its (now gone) process, so a writer that takes the lock over
+such a file sweeps (``lock.holding``'s ``recover``), and one that takes a fresh lock lists no
+folder (listing every objects folder was a tenth of an unchanged re-run of 20,000 files).
 """
 
 from __future__ import annotations
