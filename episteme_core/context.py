@@ -64,16 +64,17 @@ class RunContext:
         """Hold the home's writer lock for the block; re-entrant within one thread of a process.
 
         The outermost block takes the lock, batches file durability and, when the lock file shows
-        that the previous writer did not finish (killed), sweeps the temp files it left; a nested block (a source that takes the lock inside ``ingest
+        that the previous writer did not finish (killed), removes the temp files and unnamed objects it
+        left; a nested block (a source that takes the lock inside ``ingest
         --reshard``, ``run_ingest`` inside ``ingest --all``) just runs under the lock already held.
         """
         from episteme_core.store.atomic import deferred_sync
         from episteme_core.store.lock import holding
-        from episteme_core.store.sweep import sweep_home
+        from episteme_core.store.sweep import recover_home
 
         self.home.ensure_writable()
         with holding(self.home.lock_path, self.command, warn=self.warn,
-                     recover=lambda: sweep_home(self.home)) as outermost:
+                     recover=lambda: recover_home(self.home)) as outermost:
             if not outermost:
                 yield self.home
                 return

@@ -267,6 +267,41 @@ def read_catalog(home: Home) -> SnapshotCatalog:
     return SnapshotCatalog(home, stage, stage.read_index())
 
 
+LATEST_NAME = "snapshots-latest.json"
+LATEST_FORMAT = "episteme-snapshots-latest/1"
+
+
+def latest_of_head(home: Home, head: str | None) -> tuple[str, int] | None:
+    """What extraction reads of the snapshots commit ``head`` (the fingerprint of every source's
+    latest snapshot id and options, and the source count) as noted when that commit was last read
+    in full; None when not noted for it. A pure function of the commit, so a note for another
+    commit is ignored (any commit of snapshots changes the head's fingerprint), and never an error:
+    an unreadable note is ignored too."""
+    import json
+
+    if head is None:
+        return None
+    try:
+        with open(home.root / LATEST_NAME, "rb") as handle:
+            note = json.loads(handle.read(4096))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if (not isinstance(note, dict) or note.get("format") != LATEST_FORMAT or note.get("head") != head
+            or not isinstance(note.get("latest"), str) or type(note.get("sources")) is not int):
+        return None
+    return note["latest"], note["sources"]
+
+
+def note_latest_of_head(home: Home, head: str | None, latest: str, sources: int) -> None:
+    """Note ``latest_of_head`` for the commit ``head`` (under the writer lock; skipped when noted)."""
+    if head is None or latest_of_head(home, head) == (latest, sources):
+        return
+    from episteme_core.store.atomic import atomic_write
+
+    atomic_write(home.root / LATEST_NAME, canonical_bytes(
+        {"format": LATEST_FORMAT, "head": head, "latest": latest, "sources": sources}))
+
+
 @attrs.frozen
 class Observation:
     """What ``SnapshotWriter.observe`` decided: ``captured`` (a new latest) or ``unchanged``."""
@@ -564,7 +599,9 @@ __all__ = [
     "SourceState",
     "clean_options",
     "file_digest",
+    "latest_of_head",
     "make_identity",
+    "note_latest_of_head",
     "read_catalog",
     "utc_now",
 ]

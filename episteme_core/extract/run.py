@@ -263,7 +263,7 @@ def extract_sources(
     from episteme_core.components import warn_once
     from episteme_core.documents import commit_documents, documents_stage, source_records
     from episteme_core.executor import SERIAL, cleaning_up
-    from episteme_core.snapshots import read_catalog
+    from episteme_core.snapshots import latest_of_head, note_latest_of_head, read_catalog
     from episteme_core.store.stage import entry_count, head_meta
 
     clear_cancel()
@@ -275,28 +275,28 @@ def extract_sources(
     sig = signature(plugins, extractor, options)
     before = head_meta(previous).get(RUN_META) if previous is not None else None
     same = isinstance(before, dict) and before.get("signature") == sig and not force
-    if (same and not sources and previous is not None and isinstance(before, dict)
-            and catalog.fingerprint is not None and before.get("snapshotsHead") == catalog.fingerprint
-            and type(before.get("sources")) is int and entry_count(previous) == before["sources"]
-            and _settled(before, before.get("snapshots"), _present(stage))):
-        # the snapshots head the last full run read (so the same sources, snapshots and options),
-        # its configuration and its objects: decided from the two heads, no bucket read
+    known = (latest_of_head(home, catalog.fingerprint)
+             if same and not sources and previous is not None and isinstance(before, dict) else None)
+    if (known is not None and previous is not None and isinstance(before, dict)
+            and entry_count(previous) == known[1] and _settled(before, known[0], _present(stage))):
+        # the snapshots head's latest snapshots as noted when it was last read in full, the last
+        # full run's configuration and objects: decided from the two heads, no bucket read
         records = source_records(previous) if report_rows else {}
         rows = [_reused_row(records[source]) for source in catalog.sources()] if report_rows else []
-        if progress and before["sources"]:
-            progress(before["sources"], before["sources"], "unchanged")
-        return ExtractReport(rows=rows, documents=[], sources=before["sources"])
+        if progress and known[1]:
+            progress(known[1], known[1], "unchanged")
+        return ExtractReport(rows=rows, documents=[], sources=known[1])
     targets = list(dict.fromkeys(sources)) if sources else catalog.sources()
     for source in targets:
         catalog.state(source)  # an unknown source fails before any work
     latest = latest_fingerprint(catalog)
+    note_latest_of_head(home, catalog.fingerprint, latest, len(catalog.sources()))
     present = _present(stage) if same else None
     if (same and not sources and previous is not None and isinstance(before, dict)
             and _settled(before, latest, present) and entry_count(previous) == len(targets)):
         # the last full run's snapshots, configuration and objects, from the head alone: no commit
         records = source_records(previous) if report_rows else {}
         rows = [_reused_row(records[source]) for source in targets] if report_rows else []
-        _note_head(home, previous, before, catalog.fingerprint, targets)
         if progress and targets:
             progress(len(targets), len(targets), "unchanged")
         return ExtractReport(rows=rows, documents=[], sources=len(targets))
@@ -308,7 +308,6 @@ def extract_sources(
             and all(_stored(present, entry) for entry in entries.values())):
         # nothing changed: no commit
         rows = [_reused_row(records[source]) for source in targets] if report_rows else []
-        _note_head(home, previous, before, catalog.fingerprint, targets)
         if progress and targets:
             progress(len(targets), len(targets), "unchanged")
         return ExtractReport(rows=rows, documents=[], sources=len(targets))
@@ -369,27 +368,10 @@ def extract_sources(
         note_written(stage.dir)
     rows = [rows_at[number] for number in range(len(targets))]
     if rows or not sources:
-        run = {"signature": sig, "snapshots": latest, "snapshotsHead": catalog.fingerprint,
-               "sources": len(targets), **_settled_record(kept)} if not sources else (
+        run = {"signature": sig, "snapshots": latest, **_settled_record(kept)} if not sources else (
             {"signature": sig, "snapshots": None} if same else None)
         commit_documents(home, [], kept, replace=not sources, meta={RUN_META: run} if run else None)
     return ExtractReport(rows=rows, documents=fresh, sources=len(targets))
-
-
-def _note_head(home: Home, previous: Any, before: dict[str, Any], head: str | None, targets: list[str]) -> None:
-    """Record the snapshots head and source count in the last full run's record when it lacks them
-    (a documents commit made before they were recorded), so the next unchanged run decides from the
-    two heads alone; the documents themselves stay as they are."""
-    from episteme_core.documents import commit_documents, source_records
-
-    if head is None or (before.get("snapshotsHead") == head and before.get("sources") == len(targets)):
-        return
-    records = source_records(previous)
-    entries = previous.entries
-    if set(records) != {entry.key for entry in entries} or set(records) != set(targets):
-        return
-    commit_documents(home, [], [(entry, records[entry.key]) for entry in entries], replace=True,
-                     meta={RUN_META: {**before, "snapshotsHead": head, "sources": len(targets)}})
 
 
 RUN_META = "extraction"  # documents index meta: the signature and snapshots of the last full run

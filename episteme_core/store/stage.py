@@ -133,6 +133,9 @@ class Stage:
     def __init__(self, home: Home, name: str) -> None:
         self.name = name
         self.dir = home.stage_dir(name)
+        # (fingerprint, object paths it no longer names) of this object's last commit, when the
+        # commit before it was known in full; ``prune`` then deletes those instead of walking
+        self._dropped: tuple[str, set[str]] | None = None
 
     @property
     def index_path(self) -> Path:
@@ -172,6 +175,7 @@ class Stage:
                     "INTERNAL_ERROR", f"stage {self.name}: two entries share the key {entry.key!r}"
                 )
             seen.add(entry.key)
+        before = self._known_paths()
         full = dict(meta or {})
         draft = StageIndex(stage=self.name, episteme_version=__version__, entries=ordered, meta=full)
         threshold = buckets_from()
@@ -192,7 +196,20 @@ class Stage:
             flush_pending()
         self._prune_buckets({bucket["sha256"] for bucket in buckets})
         _remember(data, index, len(data) + sum(bucket["bytes"] for bucket in buckets))
+        self._dropped = None if before is None else (digest, before - {entry.path for entry in ordered})
         return index
+
+    def _known_paths(self) -> set[str] | None:
+        """The object paths the committed index names, when this process holds that commit with
+        its entries read (the drivers read them before a commit that changes anything); else None."""
+        try:
+            raw = self.index_path.read_bytes()
+        except OSError:
+            return None
+        known = _recall(raw, self.name)
+        if known is None or (isinstance(known, LazyStageIndex) and known._entries is None):
+            return None
+        return {entry.path for entry in known.entries}
 
     def bucket_path(self, sha256: str) -> Path:
         return self.dir / BUCKETS_DIR / f"{sha256}.json"
@@ -262,9 +279,28 @@ class Stage:
             return False
 
     def prune(self, index: StageIndex) -> int:
-        """Delete objects the committed ``index`` no longer names (only after the commit)."""
-        import os
+        """Delete objects the committed ``index`` no longer names (only after the commit).
 
+        After a commit made here over a commit known in full, only the objects it dropped are
+        deleted (none when it dropped nothing), without walking the objects folder; otherwise the
+        folder is walked. Objects a killed prune left are removed by the next writer
+        (``sweep.recover_home``, when it takes over the killed writer's lock)."""
+        dropped = self._dropped
+        if dropped is not None and dropped[0] == index.fingerprint:
+            removed = 0
+            for relative in sorted(dropped[1]):
+                if relative.startswith("/") or ".." in relative.split("/"):
+                    continue  # never outside the stage (a verified index names none such)
+                with contextlib.suppress(FileNotFoundError, IsADirectoryError):
+                    os.unlink(self.dir / relative)
+                    removed += 1
+                    if removed == 1:
+                        fault("after-prune-one")
+            return removed
+        return self.prune_walking(index)
+
+    def prune_walking(self, index: StageIndex) -> int:
+        """Delete every object file ``index`` does not name, walking the objects folder."""
         keep = {entry.path for entry in index.entries}
         removed = 0
         top = str(self.dir)

@@ -112,7 +112,9 @@ def test_the_write_probe_of_a_writer_waiting_for_the_lock_is_left_alone(tmp_path
 def test_only_temp_files_are_swept(tmp_path: Path, home: Path) -> None:
     map_path = _home_with_a_snapshot(tmp_path, home)
     before = sorted(p for p in home.rglob("*") if p.is_file())
-    keep = home / "snapshots" / "objects" / "notes.tmp"  # not a temp name: no leading dot
+    # not a temp name (no leading dot); outside the stages' objects folders, which a recovering
+    # writer prunes of what their commit does not name (see the test after this one)
+    keep = home / "blobs" / "sha256" / "notes.tmp"
     keep.write_text("mine")
     os.makedirs(home / "blobs" / "sha256" / "zz", exist_ok=True)
     _killed_writer(home, _dead_pid())
@@ -153,3 +155,19 @@ def test_a_writer_killed_while_writing_leaves_temp_files_the_next_one_sweeps(
     again = invoke("--json", "--home", str(home), "manual-ingest", "--map", str(map_path))
     assert again.exit_code == 0
     assert leftover_temp_files(Home(home)) == []
+
+
+def test_a_writer_recovering_from_a_killed_one_prunes_unnamed_objects(tmp_path: Path, home: Path) -> None:
+    """A writer killed in its prune (after its commit) leaves objects no commit names; the next
+    writer removes them when it takes over the lock, whether or not it commits that stage."""
+    map_path = _home_with_a_snapshot(tmp_path, home)
+    object_dir = next(p for p in (home / "snapshots" / "objects").iterdir() if p.is_dir())
+    orphan = object_dir / f"{'ef' * 32}.json"
+    orphan.write_text("{}")
+    assert invoke("--home", str(home), "manual-ingest", "--map", str(map_path)).exit_code == 0
+    assert orphan.exists()  # the last writer finished: nothing to recover
+    _killed_writer(home, _dead_pid())
+    again = invoke("--json", "--home", str(home), "manual-ingest", "--map", str(map_path))
+    assert again.exit_code == 0 and again.envelope["data"]["committed"] is False
+    assert not orphan.exists()
+    assert invoke("--home", str(home), "verify").exit_code == 0

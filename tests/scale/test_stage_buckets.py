@@ -241,3 +241,26 @@ def test_a_pipeline_over_buckets_reruns_from_the_heads(tmp_path: Path) -> None:
     found = episteme(home, ["query", "--term", "zeta", "--json"], env=env)
     assert json.loads(found.stdout)["data"]["results"][0]["source"] == "https://example.org/f5"
     assert episteme(home, ["verify", "--json"], env=env).returncode == 0
+
+
+def test_prune_deletes_what_the_commit_dropped_without_walking(tmp_path: Path) -> None:
+    """Over a commit this process knows in full, prune deletes exactly the objects the new commit no
+    longer names (a file nobody committed is not looked for); over an unknown one it walks."""
+    home = Home(tmp_path / "home")
+    stage = Stage(home, "documents")
+    entries, meta = _content(stage, 6)
+    stage.prune(stage.commit(entries, meta))
+    stray = stage.objects_dir / "zz" / "stray.json"
+    stray.parent.mkdir(parents=True)
+    stray.write_text("{}")
+    previous = stage.read_index()
+    assert previous is not None and len(previous.entries) == 6  # known in full, as a driver reads it
+    dropped = stage.object_path(entries[2])
+    assert stage.prune(stage.commit([e for n, e in enumerate(entries) if n != 2], meta)) == 1
+    assert not dropped.exists() and stray.exists()
+    assert stage.prune(stage.commit([e for n, e in enumerate(entries) if n != 2], meta)) == 0
+    _forget()  # a new process: the previous commit is not known, so the folder is walked
+    fresh = Stage(home, "documents")
+    assert fresh.prune(fresh.commit(entries[:3], meta)) == 4  # entries 3, 4, 5 and the stray
+    assert not stray.exists() and not fresh.object_path(entries[4]).exists()
+    assert [e.key for e in Stage(home, "documents").read_index().entries] == [e.key for e in entries[:3]]
