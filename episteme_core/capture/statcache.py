@@ -98,11 +98,12 @@ class StatCache:
             {key: value for key, value in maps.items() if isinstance(value, list)}
             if isinstance(maps, dict) and len(maps) <= KEPT_MAPS else {})
         confirmed = data.get("snapshots")
-        valid = (type(confirmed) is list and len(confirmed) == 2 and type(confirmed[0]) is int
-                 and isinstance(confirmed[1], str))
         # the generation of the confirmations that hold, and the snapshots head they hold for
-        self._generation: int = confirmed[0] if valid else 0
-        self._head: str | None = confirmed[1] if valid else None
+        self._generation: int = 0
+        self._head: str | None = None
+        if (isinstance(confirmed, list) and len(confirmed) == 2 and type(confirmed[0]) is int
+                and isinstance(confirmed[1], str)):
+            self._generation, self._head = confirmed[0], confirmed[1]
         self._changed = False
 
     def _load(self) -> dict[str, Any]:
@@ -200,7 +201,8 @@ class StatCache:
         if not self.trust or head is None or head != self._head:
             return None
         found = self._files.get(self.key(path))
-        if type(found) is not list or len(found) != 11 or found[9] != self._generation or found[10] != fragment:
+        if (type(found) is not list or len(found) != 11 or found[9] != self._generation
+                or found[10] != fragment):
             return None
         return self.unchanged(path, info, identity)
 

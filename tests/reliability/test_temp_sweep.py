@@ -140,8 +140,8 @@ def test_a_writer_killed_while_writing_leaves_temp_files_the_next_one_sweeps(
         tmp_path: Path, home: Path) -> None:
     """A real kill (SIGKILL at the fault point after a temp file is written): the lock file it
     leaves names it, and the next writer sweeps what it left."""
-    from episteme_core.store.sweep import leftover_temp_files
     from episteme_core.store.home import Home
+    from episteme_core.store.sweep import leftover_temp_files
 
     (tmp_path / "a.txt").write_text("alpha")
     map_path = tmp_path / "map.json"

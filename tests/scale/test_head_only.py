@@ -78,7 +78,8 @@ def test_a_commit_of_snapshots_by_another_run_ends_the_trust(tmp_path: Path, hom
     maps = {}
     for name in ("a", "b"):
         maps[name] = tmp_path / f"{name}.json"
-        maps[name].write_text(json.dumps([{"sourceUrl": "https://example.org/s", "localPath": f"{name}.txt"}]))
+        maps[name].write_text(json.dumps([{"sourceUrl": "https://example.org/s",
+                                           "localPath": f"{name}.txt"}]))
     import time
 
     time.sleep(0.25)  # the files' times settled: the stat cache records them
