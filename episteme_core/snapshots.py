@@ -582,6 +582,9 @@ class SnapshotWriter:
             append_line(self.log.path, b"".join(canonical_bytes(unstructure(e)) for e in self._pending_log))
         self._pending_log.clear()
         self.committed = self.stage.commit(entries, meta)
+        if self.committed.fingerprint:  # the states just committed: a reader of it parses none again
+            _PARSED.clear()
+            _PARSED[(self.committed.fingerprint, str(self.stage.index_path))] = dict(self._states)
         return self.committed
 
 

@@ -322,7 +322,7 @@ def extract_sources(
                 old.get("sourceOptions") == state.options and old.get("objectSha256") == entry.sha256
                 and not _transient(old) and _stored(present, entry)):
             kept.append((entry, old))  # the same snapshot, options and signature: its document stands
-            rows_at[number] = _reused_row(old)
+            rows_at[number] = _reused_row(old) if report_rows else _UNREPORTED
             done += 1
             if progress:
                 progress(done, len(targets), source)
@@ -371,9 +371,10 @@ def extract_sources(
         run = {"signature": sig, "snapshots": latest, **_settled_record(kept)} if not sources else (
             {"signature": sig, "snapshots": None} if same else None)
         commit_documents(home, [], kept, replace=not sources, meta={RUN_META: run} if run else None)
-    return ExtractReport(rows=rows, documents=fresh, sources=len(targets))
+    return ExtractReport(rows=rows if report_rows else [], documents=fresh, sources=len(targets))
 
 
+_UNREPORTED: dict[str, Any] = {"outcome": "reused"}  # a reused source's row when rows are left out
 RUN_META = "extraction"  # documents index meta: the signature and snapshots of the last full run
 
 
