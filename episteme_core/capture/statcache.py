@@ -208,15 +208,21 @@ class StatCache:
 
     def confirm(self, head: str | None, latest: list[tuple[str, list[Any], str | None, str]]) -> None:
         """Confirm, under the snapshots head ``head``, each (path, identity, fragment, snapshot id)
-        found to be its source's latest after the commit; every earlier confirmation lapses."""
-        generation = self._generation + 1
+        found to be its source's latest after the commit. Under a new head every earlier
+        confirmation lapses (a new generation); under the same head they still hold (they describe
+        the same commit), so a run that changed nothing leaves the cache as it was."""
+        same = head == self._head
+        generation = self._generation if same else self._generation + 1
         for path, identity, fragment, snapshot_id in latest:
             key = self.key(path)
             found = self._files.get(key)
-            if type(found) is list and len(found) in (9, 11) and found[5:9] == [*identity, snapshot_id]:
+            if (type(found) is list and len(found) in (9, 11) and found[5:9] == [*identity, snapshot_id]
+                    and found[9:] != [generation, fragment]):
                 self._files[key] = [*found[:9], generation, fragment]
-        self._generation, self._head = generation, head
-        self._changed = True
+                self._changed = True
+        if not same:
+            self._generation, self._head = generation, head
+            self._changed = True
 
     def snapshot_id(self, path: Path | str, identity: list[Any]) -> str | None:
         """The snapshot id recorded for ``path`` ingested with ``identity`` (source, media type,
