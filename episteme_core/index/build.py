@@ -210,7 +210,7 @@ def build_shard(
     row_offsets = np.zeros(len(row_bytes) + 1, dtype="<u8")
     np.cumsum(np.fromiter(map(len, row_bytes), dtype=np.int64, count=len(row_bytes)), out=row_offsets[1:])
     facets = {field: _facet_table(views, field) for field in FACETS}
-    arrays: dict[str, tuple[str, bytes]] = {
+    arrays: dict[str, tuple[str, bytes | list[bytes]]] = {
         "ids": ("u1", bytes.fromhex("".join(ids))),
         "vocabOffsets": ("u8", offsets.tobytes()),
         "vocabBytes": ("u1", vocab_bytes),
@@ -218,7 +218,7 @@ def build_shard(
         "postingsRows": ("u4", indices.astype("<u4").tobytes()),
         "postingsStart": ("u8", indptr.astype("<u8").tobytes()),
         "rowOffsets": ("u8", row_offsets.tobytes()),
-        "rowBytes": ("u1", b"".join(row_bytes)),
+        "rowBytes": ("u1", row_bytes),  # the stored rows as they are: joined once, into the shard
         "times": ("f8", struct.pack(f"<{len(rows)}d", *(epoch_seconds(r.get("time")) for r in views))),
     }
     if any(len(unit) != 1 or unit[0] != number for number, unit in enumerate(units)):

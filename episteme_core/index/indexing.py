@@ -235,21 +235,26 @@ def _build_shard_object(job: ShardJob, task: ShardTask) -> list[BuiltShard]:
 
     chunks = chunks_stage(job.home)
     inputs = [(piece.entry.key, piece.entry.sha256) for piece in task.pieces]
+    # Each chunk keeps only what the index reads of it (``fields.indexed``) and its stored bytes; the
+    # parsed row (its blocks, spans, provenance: most of its memory) goes with its object.
+    labels: dict[tuple[Any, ...], tuple[str, str, str, str]] = {}
     found: dict[str, tuple[dict[str, Any], bytes, int]] = {}
     for number, piece in enumerate(task.pieces):
-        for row, raw in object_rows(chunks, piece.entry)[piece.start : piece.stop]:
+        rows_of = object_rows(chunks, piece.entry)[piece.start : piece.stop]
+        for row, raw in rows_of:
             if row.get("sourceKind") != task.source:
                 path = str(chunks.object_path(piece.entry))
                 raise EpistemeError(
                     "INVALID_INPUT", f"{path}: a chunk of source {row.get('sourceKind')!r} in an object of "
                     f"source {task.source!r}", details={"path": path})
-            found.setdefault(row["id"], (row, raw, number))
+            if row["id"] not in found:
+                found[row["id"]] = (indexed(row, labels), raw, number)
+        del rows_of
     ids = sorted(found)
-    labels: dict[tuple[Any, ...], tuple[str, str, str, str]] = {}
-    rows = [indexed(found[i][0], labels) for i in ids]
+    rows = [found[i][0] for i in ids]
     row_bytes = [found[i][1] for i in ids]
     row_inputs = [found[i][2] for i in ids]
-    del found
+    del found, ids
     stage = Stage(job.home, STAGE)
 
     def build(part: int, start: int, stop: int, max_terms: int | None) -> BuiltShard:
