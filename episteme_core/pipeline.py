@@ -103,6 +103,9 @@ def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
             for warning in document.warnings:
                 ctx.warn("EXTRACTION_WARNING", f"{document.source}: {warning}", source=document.source,
                          snapshotId=document.snapshot_id)
+        extracted = [document.source for document in documents]
+        sources = len(catalog.sources())
+        del documents, catalog  # a summary per extracted document, the snapshots: not held while indexing
         ctx.check_cancelled()
         update("pipeline", 2, len(STAGES), "started", "Creating evidence chunks")
         chunked = chunk_home(home, ctx.plugins.all("chunker"), max_chars=options.max_chars,
@@ -115,9 +118,9 @@ def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
     return {
         "capture": captured.data(),
         "extract": {
-            "extracted": [d.source for d in documents],
-            "reused": len(catalog.sources()) - len(documents),
-            "documents": len(catalog.sources()),
+            "extracted": extracted,
+            "reused": sources - len(extracted),
+            "documents": sources,
         },
         "chunk": unstructure(chunked),
         "index": report_data(indexed),

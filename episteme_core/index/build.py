@@ -58,7 +58,7 @@ class TermLimit(Exception):
 def bm25_matrix(token_lists: Iterable[list[str]], params: dict[str, Any],
                 term_of: Callable[[str], str] | None = None,
                 max_terms: int | None = None) -> tuple[list[str], Any, Any, Any]:
-    """The sorted vocabulary and the CSC arrays (data f4, rows i8, starts i8) of BM25 lucene scores.
+    """The sorted vocabulary and the CSC arrays (data f4, rows u4, starts i8) of BM25 lucene scores.
 
     Equal to bm25s's ``BM25(k1, b, method="lucene").index(...)`` over the same vocabulary: idf
     ``log(1 + (N - df + 0.5) / (df + 0.5))`` rounded to float32, times ``tf / (k1 * ((1 - b) + b *
@@ -89,8 +89,7 @@ def bm25_matrix(token_lists: Iterable[list[str]], params: dict[str, Any],
         flat.extend(map(numbers.__getitem__, tokens))
     n = len(length_list)
     if not flat:
-        empty = np.zeros(0, dtype=np.int64)
-        return [], empty.astype(np.float32), empty, np.zeros(1, dtype=np.int64)
+        return [], np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.uint32), np.zeros(1, dtype=np.int64)
     distinct = list(numbers)  # token strings by number
     del numbers
     if term_of is not None:
@@ -100,32 +99,58 @@ def bm25_matrix(token_lists: Iterable[list[str]], params: dict[str, Any],
     position = dict(zip(vocab, range(len(vocab)), strict=True))
     remap = np.fromiter(map(position.__getitem__, distinct), dtype=np.int64, count=len(distinct))
     del position, distinct
-    terms = remap[np.frombuffer(flat, dtype=np.uint32)]
+    # (term, row) keys, term * n + row: one int64 per token, built in place
+    keys = remap[np.frombuffer(flat, dtype=np.uint32)]
     del flat, remap
+    keys *= n
     lengths = np.frombuffer(length_list, dtype=np.int64)
+    ends = np.cumsum(lengths)  # where each row's tokens end in ``keys``
+    for low in range(0, n, _STEP_ROWS):  # + each token's row, a bounded slice of rows at a time
+        high = min(n, low + _STEP_ROWS)
+        at = int(ends[low - 1]) if low else 0
+        keys[at : int(ends[high - 1])] += np.repeat(np.arange(low, high, dtype=np.int64), lengths[low:high])
+    del ends
     # (term, row) pairs sorted by term then row, with their counts: the CSC order bm25s produces.
-    keys = terms * n + np.repeat(np.arange(n, dtype=np.int64), lengths)
-    del terms
     keys.sort()
     first = np.empty(keys.size, dtype=bool)
     first[:1] = True
     np.not_equal(keys[1:], keys[:-1], out=first[1:])
     starts = np.flatnonzero(first)
-    tf = np.diff(np.append(starts, keys.size)).astype(np.float64)
+    del first
+    tf = np.diff(starts, append=keys.size).astype(np.int32)  # a pair's count; float64 where it is used
     keys = keys[starts]
-    cols = keys // n
-    rows = keys - cols * n
+    del starts
+    cols, rows = np.divmod(keys, n)
+    del keys
+    rows = rows.astype(np.uint32)
     df = np.bincount(cols, minlength=len(vocab))
     indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
     np.cumsum(df, out=indptr[1:])
     # idf by math.log (as bm25s), once per distinct document frequency, rounded to float32
     df_values, inverse = np.unique(df, return_inverse=True)
     idf = np.array([math.log(1 + (n - d + 0.5) / (d + 0.5)) for d in df_values.tolist()], dtype=np.float32)
+    pair_idf = idf[inverse][cols]
+    del cols, df, inverse
     k1, b = params["k1"], params["b"]
     avg = lengths.mean()  # bm25s: np.array(lengths).mean(), a float64 scalar
     norm = k1 * ((1 - b) + b * lengths.astype(np.float64) / avg)
-    scores = idf[inverse][cols].astype(np.float64) * (tf / (norm[rows] + tf))
-    return vocab, scores.astype(np.float32), rows, indptr
+    # idf * (tf / (norm + tf)) in float64, rounded to float32: the same operations on the same
+    # values as one vectorised expression, a slice at a time (its float64 temporaries stay small)
+    scores = np.empty(tf.size, dtype=np.float32)
+    for low in range(0, tf.size, _STEP_PAIRS):
+        high = low + _STEP_PAIRS
+        counts = tf[low:high]
+        part = norm[rows[low:high]]
+        part += counts
+        np.divide(counts, part, out=part)
+        part *= pair_idf[low:high]
+        scores[low:high] = part
+    return vocab, scores, rows, indptr
+
+
+# How many rows, (term, row) pairs a step of ``bm25_matrix`` takes: its temporaries stay a few MB.
+_STEP_ROWS = 1 << 16
+_STEP_PAIRS = 1 << 20
 
 
 def bm25_scores(
