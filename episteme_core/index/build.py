@@ -11,6 +11,7 @@ with PYTHONHASHSEED): equal chunks and parameters give equal bytes.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import struct
@@ -180,7 +181,7 @@ def build_shard(
     fields: dict[str, int] | None = None, run_chars: int = RUN_CHARS,
     section_run_chars: int = SECTION_RUN_CHARS,
     inputs: list[tuple[str, str]] | None = None, row_inputs: list[int] | None = None,
-    max_terms: int | None = None,
+    max_terms: int | None = None, release_rows: bool = False,
 ) -> bytes:
     """The bytes of a shard over ``rows`` (chunk JSON objects of one source, sorted by id).
 
@@ -194,6 +195,9 @@ def build_shard(
 
     ``max_terms``: past that many distinct tokens, raise ``RowLimit`` naming how many leading rows
     stay within it (``split_rows`` builds those rows and the rest as shards of their own).
+    ``release_rows``: empty the list ``rows`` once its tokens are counted (never before a
+    ``RowLimit``), so that a caller holding no other reference to them frees the chunks' text
+    before the shard is assembled.
     """
     import numpy as np
 
@@ -225,6 +229,17 @@ def build_shard(
     except TermLimit as hit:
         raise RowLimit(units[hit.unit][0]) from None  # units are sorted by their first row
     del labels
+    count = len(rows)
+    facets = {field: _facet_table(views, field) for field in FACETS}
+    times = struct.pack(f"<{count}d", *(epoch_seconds(r.get("time")) for r in views))
+    facet_codes: dict[str, bytes] = {}
+    for field in FACETS:
+        codes = {value: code for code, value in enumerate(facets[field])}
+        facet_codes[field] = struct.pack(f"<{count}H", *(codes[r.get(field)] for r in views))
+    del views, token_lists
+    if release_rows:
+        rows.clear()
+        trim_heap()  # the text just freed lies in small blocks: give their pages back before assembly
     terms = len(vocab)
     # the vocabulary's UTF-8 bytes and offsets without a bytes object per term
     offsets = np.zeros(terms + 1, dtype="<u8")
@@ -234,7 +249,6 @@ def build_shard(
     del vocab
     row_offsets = np.zeros(len(row_bytes) + 1, dtype="<u8")
     np.cumsum(np.fromiter(map(len, row_bytes), dtype=np.int64, count=len(row_bytes)), out=row_offsets[1:])
-    facets = {field: _facet_table(views, field) for field in FACETS}
     arrays: dict[str, tuple[str, bytes | list[bytes]]] = {
         "ids": ("u1", bytes.fromhex("".join(ids))),
         "vocabOffsets": ("u8", offsets.tobytes()),
@@ -244,7 +258,7 @@ def build_shard(
         "postingsStart": ("u8", indptr.astype("<u8").tobytes()),
         "rowOffsets": ("u8", row_offsets.tobytes()),
         "rowBytes": ("u1", row_bytes),  # the stored rows as they are: joined once, into the shard
-        "times": ("f8", struct.pack(f"<{len(rows)}d", *(epoch_seconds(r.get("time")) for r in views))),
+        "times": ("f8", times),
     }
     if any(len(unit) != 1 or unit[0] != number for number, unit in enumerate(units)):
         starts = np.zeros(len(units) + 1, dtype="<u8")
@@ -252,7 +266,7 @@ def build_shard(
         arrays["unitStart"] = ("u8", starts.tobytes())
         arrays["unitRows"] = ("u4", struct.pack(f"<{int(starts[-1])}I", *(r for unit in units for r in unit)))
     if inputs is not None:
-        if row_inputs is None or len(row_inputs) != len(rows) or any(
+        if row_inputs is None or len(row_inputs) != count or any(
                 not 0 <= i < len(inputs) for i in row_inputs):
             raise ValueError(f"shard {name}: one input per row, each naming one of the inputs")
         keys = [key.encode("utf-8") for key, _ in inputs]
@@ -261,15 +275,13 @@ def build_shard(
         arrays["inputKeyOffsets"] = ("u8", key_offsets.tobytes())
         arrays["inputKeyBytes"] = ("u1", b"".join(keys))
         arrays["inputSha256"] = ("u1", bytes.fromhex("".join(sha for _, sha in inputs)))
-        arrays["rowInputs"] = ("u4", struct.pack(f"<{len(rows)}I", *row_inputs))
+        arrays["rowInputs"] = ("u4", struct.pack(f"<{count}I", *row_inputs))
     for field in FACETS:
-        codes = {value: code for code, value in enumerate(facets[field])}
-        arrays[f"facet.{field}"] = ("u2", struct.pack(f"<{len(rows)}H",
-                                                      *(codes[r.get(field)] for r in views)))
+        arrays[f"facet.{field}"] = ("u2", facet_codes[field])
     meta = {
         "name": name,
         "source": source,
-        "rows": len(rows),
+        "rows": count,
         "units": len(units),
         "runs": sum(1 for unit in units if len(unit) > 1),
         "terms": terms,
@@ -283,6 +295,31 @@ def build_shard(
         "builtFrom": built_from,
     }
     return shardfile.encode(meta, arrays)
+
+
+def trim_heap() -> None:
+    """Return the free pages of the C heap to the system (glibc ``malloc_trim``; elsewhere nothing).
+
+    Freed Python objects leave their memory in the process's heap, where a large new buffer (a
+    shard being assembled) cannot reuse it: without this, a build's peak is what it freed plus
+    what it allocates next."""
+    function = _malloc_trim()
+    if function is not None:
+        function(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    import ctypes
+    import ctypes.util
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+        return None
 
 
 class RowLimit(Exception):
