@@ -111,22 +111,25 @@ def measure(name: str, folder: Path) -> list[dict[str, object]]:
 
 
 def tree_peak(args: list[str], env: dict[str, str]) -> tuple[int, float, float, float, str]:
-    """Exit status, wall seconds, peak RSS (MiB) of the command and of its largest descendant (a
-    worker; 0 when none), and stdout of ``episteme ARGS``: ``VmHWM`` of each process, sampled."""
+    """Exit status, wall seconds, peak RSS (MiB) of the command (``wait4``) and of its largest
+    descendant (a worker, ``VmHWM`` read every 0.2 s; 0 when none), and stdout of ``episteme ARGS``."""
     started = time.perf_counter()
     peaks: dict[int, float] = {}
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen([sys.executable, "-m", "episteme_core", *args], stdout=out,
                                 stderr=subprocess.DEVNULL, env=env)
-        while proc.poll() is None:
-            for pid in [proc.pid, *descendants(proc.pid)]:
-                peaks[pid] = max(peaks.get(pid, 0.0), vm_hwm(pid))
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            for child in descendants(proc.pid):
+                peaks[child] = max(peaks.get(child, 0.0), vm_hwm(child))
             time.sleep(0.2)
         wall = time.perf_counter() - started
         out.seek(0)
         text = out.read().decode("utf-8", "replace")
-    own = peaks.pop(proc.pid, 0.0)
-    return proc.returncode, wall, own, max(peaks.values(), default=0.0), text
+    return (os.waitstatus_to_exitcode(status), wall, usage.ru_maxrss / 1024, max(peaks.values(), default=0.0),
+            text)
 
 
 def descendants(pid: int) -> list[int]:
@@ -172,7 +175,9 @@ def large(files: int, million: bool) -> list[dict[str, object]]:
         if code != 0:
             raise SystemExit(f"{what} failed: {text[-2000:]}")
         peak = max(own, worker)
-        rows.append({"input": what, "command": " ".join(a for a in args if not a.startswith("/")),
+        shown = [a for a, before in zip(args, ["", *args[:-1]], strict=True)
+                 if before not in ("--home", "--map") and a not in ("--home", "--map")]
+        rows.append({"input": what, "command": " ".join(shown),
                      "peakMiB": round(own, 1), "workerPeakMiB": round(worker, 1), "seconds": round(wall, 1),
                      "withinTarget": peak <= TARGET_MIB})
         print(f"{what:40} {own:8.1f} MiB (workers {worker:6.1f}) {wall:7.1f} s", file=sys.stderr, flush=True)
