@@ -4,7 +4,14 @@ Each class is made on the fly (``tests/reliability/hostile.py``), captured with 
 then ``extract``, ``chunk`` and ``index`` run, each as a new ``episteme`` process whose peak RSS
 comes from ``wait4``. The table says how each ended: the document's status and diagnostics.
 
+``--large`` measures large runs instead (a table of its own): ``pipeline --map`` over 20,000 small
+text files (first run), then ``index --reshard`` of that home with ``--jobs 1`` and ``--jobs 2``;
+with ``--million`` also ``index --reshard`` over the synthetic corpus of a million chunks of
+``bench/retrieval.py`` (20 shards of 50,000; building its home takes minutes). A run's peak is the
+highest ``VmHWM`` of the command and every process under it (its workers), read every 0.2 s.
+
     python bench/memory.py [--only CLASS ...] [--json FILE]
+    python bench/memory.py --large [--files 20000] [--million] [--json FILE]
 """
 
 from __future__ import annotations
@@ -103,12 +110,139 @@ def measure(name: str, folder: Path) -> list[dict[str, object]]:
     return rows
 
 
+def tree_peak(args: list[str], env: dict[str, str]) -> tuple[int, float, float, float, str]:
+    """Exit status, wall seconds, peak RSS (MiB) of the command (``wait4``) and of its largest
+    descendant (a worker, ``VmHWM`` read every 0.2 s; 0 when none), and stdout of ``episteme ARGS``."""
+    started = time.perf_counter()
+    peaks: dict[int, float] = {}
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen([sys.executable, "-m", "episteme_core", *args], stdout=out,
+                                stderr=subprocess.DEVNULL, env=env)
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            for child in descendants(proc.pid):
+                peaks[child] = max(peaks.get(child, 0.0), vm_hwm(child))
+            time.sleep(0.2)
+        wall = time.perf_counter() - started
+        out.seek(0)
+        text = out.read().decode("utf-8", "replace")
+    return (os.waitstatus_to_exitcode(status), wall, usage.ru_maxrss / 1024, max(peaks.values(), default=0.0),
+            text)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process under ``pid`` (Linux ``/proc``)."""
+    found: list[int] = []
+    frontier = [pid]
+    while frontier:
+        parent = frontier.pop()
+        for task in Path(f"/proc/{parent}/task").glob("*/children"):
+            try:
+                children = [int(c) for c in task.read_text().split()]
+            except OSError:
+                continue
+            found.extend(children)
+            frontier.extend(children)
+    return found
+
+
+def vm_hwm(pid: int) -> float:
+    """Peak RSS (MiB) of a live process so far; 0 when it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def large(files: int, million: bool) -> list[dict[str, object]]:
+    """The large-run rows: a pipeline over ``files`` small files, its reshard, and (``million``) the
+    reshard of a million synthetic chunks."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from scale import write_files
+
+    from episteme_core.capture.statcache import COARSE_RACY_NS
+
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    rows: list[dict[str, object]] = []
+
+    def measure_run(what: str, args: list[str]) -> None:
+        code, wall, own, worker, text = tree_peak([*args, "--json", "--progress", "never"], env)
+        if code != 0:
+            raise SystemExit(f"{what} failed: {text[-2000:]}")
+        peak = max(own, worker)
+        shown = [a for a, before in zip(args, ["", *args[:-1]], strict=True)
+                 if before not in ("--home", "--map") and a not in ("--home", "--map")]
+        rows.append({"input": what, "command": " ".join(shown),
+                     "peakMiB": round(own, 1), "workerPeakMiB": round(worker, 1), "seconds": round(wall, 1),
+                     "withinTarget": peak <= TARGET_MIB})
+        print(f"{what:40} {own:8.1f} MiB (workers {worker:6.1f}) {wall:7.1f} s", file=sys.stderr, flush=True)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        map_path = write_files(folder / "files", files)
+        time.sleep(COARSE_RACY_NS / 1e9)
+        home = folder / "home"
+        label = f"{files:,} small text files"
+        measure_run(label, ["pipeline", "--home", str(home), "--map", str(map_path),
+                            "--max-sources", str(files)])
+        for jobs in ("1", "2"):
+            measure_run(label, ["index", "--home", str(home), "--reshard", "--jobs", jobs])
+        if million:
+            big = folder / "million"
+            synthetic_home(big, 1_000_000)
+            for jobs in ("1", "2"):
+                measure_run("1,000,000 synthetic chunks (20 shards)",
+                            ["index", "--home", str(big), "--reshard", "--jobs", jobs])
+    return rows
+
+
+def synthetic_home(root: Path, chunks: int) -> None:
+    """A home of ``chunks`` synthetic chunks (``bench/retrieval.py``'s corpus), chunked, not indexed."""
+    from retrieval import corpus_batches
+
+    from episteme_core.chunking import chunk_home
+    from episteme_core.chunking.paragraph import ParagraphChunker
+    from episteme_core.chunking.window import WindowChunker
+    from episteme_core.documents import write_documents
+    from episteme_core.store.home import Home
+
+    home = Home(root)
+    root.mkdir(parents=True)
+    for batch, _ in corpus_batches(chunks):
+        write_documents(home, batch)
+    chunk_home(home, [ParagraphChunker(), WindowChunker()], max_chars=6000, overlap_chars=400)
+
+
+def print_large(rows: list[dict[str, object]]) -> None:
+    print("| input | command | peak RSS (MiB) | largest worker (MiB) | seconds |")
+    print("|---|---|---:|---:|---:|")
+    for row in rows:
+        mark = "" if row["withinTarget"] else " **over target**"
+        worker = row["workerPeakMiB"] or "–"
+        print(f"| {row['input']} | `{row['command']}` | {row['peakMiB']}{mark} | {worker} | "
+              f"{row['seconds']} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", nargs="*", choices=sorted(CLASSES), help="classes to run (default: all)")
     parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    parser.add_argument("--large", action="store_true", help="large runs instead of the hostile classes")
+    parser.add_argument("--files", type=int, default=20_000, help="files of the --large pipeline")
+    parser.add_argument("--million", action="store_true", help="with --large: also a million chunks")
     options = parser.parse_args()
+    if options.large:
+        found = large(options.files, options.million)
+        print_large(found)
+        if options.json:
+            Path(options.json).write_text(json.dumps(found, indent=1) + "\n")
+        return
     rows: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in options.only or CLASSES:

@@ -96,17 +96,20 @@ def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
         update("pipeline", 1, len(STAGES), "started", "Extracting documents")
         catalog = read_catalog(home)  # the head; its buckets only if extract needs them
         # extract reuses every document whose snapshot and configuration are unchanged
-        extracted = (
+        report = (
             extract_sources(home, ctx.plugins, None, {}, stage_progress("extract"), warn=ctx.warn,
                             executor=executor, catalog=catalog, report_rows=False)
             if catalog.index is not None and entry_count(catalog.index) else None
         )
-        documents = extracted.documents if extracted is not None else []
-        covered = extracted.sources if extracted is not None else 0
+        documents = report.documents if report is not None else []
+        sources = report.sources if report is not None else 0
         for document in documents:
             for warning in document.warnings:
                 ctx.warn("EXTRACTION_WARNING", f"{document.source}: {warning}", source=document.source,
                          snapshotId=document.snapshot_id)
+        extracted = [document.source for document in documents]
+        # a summary per extracted document, the snapshots: not held while indexing
+        del report, documents, catalog
         ctx.check_cancelled()
         update("pipeline", 2, len(STAGES), "started", "Creating evidence chunks")
         chunked = chunk_home(home, ctx.plugins.all("chunker"), max_chars=options.max_chars,
@@ -119,9 +122,9 @@ def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
     return {
         "capture": captured.data(),
         "extract": {
-            "extracted": [d.source for d in documents],
-            "reused": covered - len(documents),
-            "documents": covered,
+            "extracted": extracted,
+            "reused": sources - len(extracted),
+            "documents": sources,
         },
         "chunk": unstructure(chunked),
         "index": report_data(indexed),

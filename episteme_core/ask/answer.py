@@ -89,7 +89,8 @@ class Assembly:
 
 
 def parse_time(text: str | None) -> datetime | None:
-    """An ISO 8601 time or date as an aware UTC datetime (naive means UTC); None if absent or bad."""
+    """An ISO 8601 time or date as an aware UTC datetime (naive means UTC); None if absent or bad,
+    or if its instant in UTC falls outside the calendar (``0001-01-01T00:00+05:00``)."""
     if not text:
         return None
     try:
@@ -98,7 +99,10 @@ def parse_time(text: str | None) -> datetime | None:
         return None
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        return None
 
 
 def time_key(paragraph: StoredParagraph | AnswerParagraph) -> tuple[Any, ...]:

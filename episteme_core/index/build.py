@@ -11,6 +11,7 @@ with PYTHONHASHSEED): equal chunks and parameters give equal bytes.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import struct
@@ -58,7 +59,7 @@ class TermLimit(Exception):
 def bm25_matrix(token_lists: Iterable[list[str]], params: dict[str, Any],
                 term_of: Callable[[str], str] | None = None,
                 max_terms: int | None = None) -> tuple[list[str], Any, Any, Any]:
-    """The sorted vocabulary and the CSC arrays (data f4, rows i8, starts i8) of BM25 lucene scores.
+    """The sorted vocabulary and the CSC arrays (data f4, rows u4, starts i8) of BM25 lucene scores.
 
     Equal to bm25s's ``BM25(k1, b, method="lucene").index(...)`` over the same vocabulary: idf
     ``log(1 + (N - df + 0.5) / (df + 0.5))`` rounded to float32, times ``tf / (k1 * ((1 - b) + b *
@@ -89,8 +90,7 @@ def bm25_matrix(token_lists: Iterable[list[str]], params: dict[str, Any],
         flat.extend(map(numbers.__getitem__, tokens))
     n = len(length_list)
     if not flat:
-        empty = np.zeros(0, dtype=np.int64)
-        return [], empty.astype(np.float32), empty, np.zeros(1, dtype=np.int64)
+        return [], np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.uint32), np.zeros(1, dtype=np.int64)
     distinct = list(numbers)  # token strings by number
     del numbers
     if term_of is not None:
@@ -100,32 +100,58 @@ def bm25_matrix(token_lists: Iterable[list[str]], params: dict[str, Any],
     position = dict(zip(vocab, range(len(vocab)), strict=True))
     remap = np.fromiter(map(position.__getitem__, distinct), dtype=np.int64, count=len(distinct))
     del position, distinct
-    terms = remap[np.frombuffer(flat, dtype=np.uint32)]
+    # (term, row) keys, term * n + row: one int64 per token, built in place
+    keys = remap[np.frombuffer(flat, dtype=np.uint32)]
     del flat, remap
+    keys *= n
     lengths = np.frombuffer(length_list, dtype=np.int64)
+    ends = np.cumsum(lengths)  # where each row's tokens end in ``keys``
+    for low in range(0, n, _STEP_ROWS):  # + each token's row, a bounded slice of rows at a time
+        high = min(n, low + _STEP_ROWS)
+        at = int(ends[low - 1]) if low else 0
+        keys[at : int(ends[high - 1])] += np.repeat(np.arange(low, high, dtype=np.int64), lengths[low:high])
+    del ends
     # (term, row) pairs sorted by term then row, with their counts: the CSC order bm25s produces.
-    keys = terms * n + np.repeat(np.arange(n, dtype=np.int64), lengths)
-    del terms
     keys.sort()
     first = np.empty(keys.size, dtype=bool)
     first[:1] = True
     np.not_equal(keys[1:], keys[:-1], out=first[1:])
     starts = np.flatnonzero(first)
-    tf = np.diff(np.append(starts, keys.size)).astype(np.float64)
+    del first
+    tf = np.diff(starts, append=keys.size).astype(np.int32)  # a pair's count; float64 where it is used
     keys = keys[starts]
-    cols = keys // n
-    rows = keys - cols * n
+    del starts
+    cols, rows = np.divmod(keys, n)
+    del keys
+    rows = rows.astype(np.uint32)
     df = np.bincount(cols, minlength=len(vocab))
     indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
     np.cumsum(df, out=indptr[1:])
     # idf by math.log (as bm25s), once per distinct document frequency, rounded to float32
     df_values, inverse = np.unique(df, return_inverse=True)
     idf = np.array([math.log(1 + (n - d + 0.5) / (d + 0.5)) for d in df_values.tolist()], dtype=np.float32)
+    pair_idf = idf[inverse][cols]
+    del cols, df, inverse
     k1, b = params["k1"], params["b"]
     avg = lengths.mean()  # bm25s: np.array(lengths).mean(), a float64 scalar
     norm = k1 * ((1 - b) + b * lengths.astype(np.float64) / avg)
-    scores = idf[inverse][cols].astype(np.float64) * (tf / (norm[rows] + tf))
-    return vocab, scores.astype(np.float32), rows, indptr
+    # idf * (tf / (norm + tf)) in float64, rounded to float32: the same operations on the same
+    # values as one vectorised expression, a slice at a time (its float64 temporaries stay small)
+    scores = np.empty(tf.size, dtype=np.float32)
+    for low in range(0, tf.size, _STEP_PAIRS):
+        high = low + _STEP_PAIRS
+        counts = tf[low:high]
+        part = norm[rows[low:high]]
+        part += counts
+        np.divide(counts, part, out=part)
+        part *= pair_idf[low:high]
+        scores[low:high] = part
+    return vocab, scores, rows, indptr
+
+
+# How many rows, (term, row) pairs a step of ``bm25_matrix`` takes: its temporaries stay a few MB.
+_STEP_ROWS = 1 << 16
+_STEP_PAIRS = 1 << 20
 
 
 def bm25_scores(
@@ -155,7 +181,7 @@ def build_shard(
     fields: dict[str, int] | None = None, run_chars: int = RUN_CHARS,
     section_run_chars: int = SECTION_RUN_CHARS,
     inputs: list[tuple[str, str]] | None = None, row_inputs: list[int] | None = None,
-    max_terms: int | None = None,
+    max_terms: int | None = None, release_rows: bool = False,
 ) -> bytes:
     """The bytes of a shard over ``rows`` (chunk JSON objects of one source, sorted by id).
 
@@ -169,6 +195,9 @@ def build_shard(
 
     ``max_terms``: past that many distinct tokens, raise ``RowLimit`` naming how many leading rows
     stay within it (``split_rows`` builds those rows and the rest as shards of their own).
+    ``release_rows``: empty the list ``rows`` once its tokens are counted (never before a
+    ``RowLimit``), so that a caller holding no other reference to them frees the chunks' text
+    before the shard is assembled.
     """
     import numpy as np
 
@@ -200,6 +229,17 @@ def build_shard(
     except TermLimit as hit:
         raise RowLimit(units[hit.unit][0]) from None  # units are sorted by their first row
     del labels
+    count = len(rows)
+    facets = {field: _facet_table(views, field) for field in FACETS}
+    times = struct.pack(f"<{count}d", *(epoch_seconds(r.get("time")) for r in views))
+    facet_codes: dict[str, bytes] = {}
+    for field in FACETS:
+        codes = {value: code for code, value in enumerate(facets[field])}
+        facet_codes[field] = struct.pack(f"<{count}H", *(codes[r.get(field)] for r in views))
+    del views, token_lists
+    if release_rows:
+        rows.clear()
+        trim_heap()  # the text just freed lies in small blocks: give their pages back before assembly
     terms = len(vocab)
     # the vocabulary's UTF-8 bytes and offsets without a bytes object per term
     offsets = np.zeros(terms + 1, dtype="<u8")
@@ -209,8 +249,7 @@ def build_shard(
     del vocab
     row_offsets = np.zeros(len(row_bytes) + 1, dtype="<u8")
     np.cumsum(np.fromiter(map(len, row_bytes), dtype=np.int64, count=len(row_bytes)), out=row_offsets[1:])
-    facets = {field: _facet_table(views, field) for field in FACETS}
-    arrays: dict[str, tuple[str, bytes]] = {
+    arrays: dict[str, tuple[str, bytes | list[bytes]]] = {
         "ids": ("u1", bytes.fromhex("".join(ids))),
         "vocabOffsets": ("u8", offsets.tobytes()),
         "vocabBytes": ("u1", vocab_bytes),
@@ -218,8 +257,8 @@ def build_shard(
         "postingsRows": ("u4", indices.astype("<u4").tobytes()),
         "postingsStart": ("u8", indptr.astype("<u8").tobytes()),
         "rowOffsets": ("u8", row_offsets.tobytes()),
-        "rowBytes": ("u1", b"".join(row_bytes)),
-        "times": ("f8", struct.pack(f"<{len(rows)}d", *(epoch_seconds(r.get("time")) for r in views))),
+        "rowBytes": ("u1", row_bytes),  # the stored rows as they are: joined once, into the shard
+        "times": ("f8", times),
     }
     if any(len(unit) != 1 or unit[0] != number for number, unit in enumerate(units)):
         starts = np.zeros(len(units) + 1, dtype="<u8")
@@ -227,7 +266,7 @@ def build_shard(
         arrays["unitStart"] = ("u8", starts.tobytes())
         arrays["unitRows"] = ("u4", struct.pack(f"<{int(starts[-1])}I", *(r for unit in units for r in unit)))
     if inputs is not None:
-        if row_inputs is None or len(row_inputs) != len(rows) or any(
+        if row_inputs is None or len(row_inputs) != count or any(
                 not 0 <= i < len(inputs) for i in row_inputs):
             raise ValueError(f"shard {name}: one input per row, each naming one of the inputs")
         keys = [key.encode("utf-8") for key, _ in inputs]
@@ -236,15 +275,13 @@ def build_shard(
         arrays["inputKeyOffsets"] = ("u8", key_offsets.tobytes())
         arrays["inputKeyBytes"] = ("u1", b"".join(keys))
         arrays["inputSha256"] = ("u1", bytes.fromhex("".join(sha for _, sha in inputs)))
-        arrays["rowInputs"] = ("u4", struct.pack(f"<{len(rows)}I", *row_inputs))
+        arrays["rowInputs"] = ("u4", struct.pack(f"<{count}I", *row_inputs))
     for field in FACETS:
-        codes = {value: code for code, value in enumerate(facets[field])}
-        arrays[f"facet.{field}"] = ("u2", struct.pack(f"<{len(rows)}H",
-                                                      *(codes[r.get(field)] for r in views)))
+        arrays[f"facet.{field}"] = ("u2", facet_codes[field])
     meta = {
         "name": name,
         "source": source,
-        "rows": len(rows),
+        "rows": count,
         "units": len(units),
         "runs": sum(1 for unit in units if len(unit) > 1),
         "terms": terms,
@@ -258,6 +295,31 @@ def build_shard(
         "builtFrom": built_from,
     }
     return shardfile.encode(meta, arrays)
+
+
+def trim_heap() -> None:
+    """Return the free pages of the C heap to the system (glibc ``malloc_trim``; elsewhere nothing).
+
+    Freed Python objects leave their memory in the process's heap, where a large new buffer (a
+    shard being assembled) cannot reuse it: without this, a build's peak is what it freed plus
+    what it allocates next."""
+    function = _malloc_trim()
+    if function is not None:
+        function(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    import ctypes
+    import ctypes.util
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+        return None
 
 
 class RowLimit(Exception):

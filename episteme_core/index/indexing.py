@@ -210,14 +210,26 @@ class BuiltShard:
 def build_shard_object(job: ShardJob, task: ShardTask) -> list[BuiltShard]:
     """Read the task's chunks (hash-verified), build its shard and write it as a stage object: one
     shard, or (past ``MAX_SHARD_TERMS`` distinct tokens) several, named ``NAME``, ``NAME.2``, ..."""
-    with paused_cycle_gc():  # millions of small objects, no cycles (also in a worker process)
-        return _build_shard_object(job, task)
+    from episteme_core.index.build import trim_heap
+
+    try:
+        with paused_cycle_gc():  # millions of small objects, no cycles (also in a worker process)
+            return _build_shard_object(job, task)
+    finally:
+        trim_heap()  # what the task freed goes back before the next task reads its rows
 
 
 # The most distinct tokens one shard build holds (its vocabulary, a Python string each, is most of
 # its memory). Real text stays far below (a 50,000-chunk shard of English holds tens of thousands);
 # rows past it, in chunk id order, go to a shard of their own (``build.split_rows``).
 MAX_SHARD_TERMS = 400_000
+
+
+# The fields of a chunk's index view whose values repeat across chunks (a source, its section,
+# the facets): parsed anew for every row, kept once per task.
+_SHARED_FIELDS = ("sourceKind", "source", "sectionId", "time", "language", "recordId", "family",
+                  "authority", "documentType", "normativity")
+_RELEASED: dict[str, Any] = {}  # where a part's rows were, once its build took them
 
 
 def part_name(name: str, part: int) -> str:
@@ -231,25 +243,36 @@ def shard_seq(name: str) -> int:
 
 
 def _build_shard_object(job: ShardJob, task: ShardTask) -> list[BuiltShard]:
-    from episteme_core.index.build import header_of, split_rows
+    from episteme_core.index.build import RowLimit, header_of, split_rows, trim_heap
 
     chunks = chunks_stage(job.home)
     inputs = [(piece.entry.key, piece.entry.sha256) for piece in task.pieces]
+    # Each chunk keeps only what the index reads of it (``fields.indexed``) and its stored bytes; the
+    # parsed row (its blocks, spans, provenance: most of its memory) goes with its object.
+    labels: dict[tuple[Any, ...], tuple[str, str, str, str]] = {}
+    shared: dict[str, str] = {}
     found: dict[str, tuple[dict[str, Any], bytes, int]] = {}
     for number, piece in enumerate(task.pieces):
-        for row, raw in object_rows(chunks, piece.entry)[piece.start : piece.stop]:
+        rows_of = object_rows(chunks, piece.entry)[piece.start : piece.stop]
+        for row, raw in rows_of:
             if row.get("sourceKind") != task.source:
                 path = str(chunks.object_path(piece.entry))
                 raise EpistemeError(
                     "INVALID_INPUT", f"{path}: a chunk of source {row.get('sourceKind')!r} in an object of "
                     f"source {task.source!r}", details={"path": path})
-            found.setdefault(row["id"], (row, raw, number))
+            if row["id"] not in found:
+                view = indexed(row, labels)
+                for field in _SHARED_FIELDS:  # one copy of each value the chunks repeat
+                    value = view[field]
+                    if isinstance(value, str):
+                        view[field] = shared.setdefault(value, value)
+                found[row["id"]] = (view, raw, number)
+        del rows_of
     ids = sorted(found)
-    labels: dict[tuple[Any, ...], tuple[str, str, str, str]] = {}
-    rows = [indexed(found[i][0], labels) for i in ids]
+    rows = [found[i][0] for i in ids]
     row_bytes = [found[i][1] for i in ids]
     row_inputs = [found[i][2] for i in ids]
-    del found
+    del found, ids
     stage = Stage(job.home, STAGE)
 
     def build(part: int, start: int, stop: int, max_terms: int | None) -> BuiltShard:
@@ -260,10 +283,23 @@ def _build_shard_object(job: ShardJob, task: ShardTask) -> list[BuiltShard]:
             kept = sorted(set(row_inputs[start:stop]))
             renumber = {old: new for new, old in enumerate(kept)}
             used, numbers = [inputs[i] for i in kept], [renumber[i] for i in row_inputs[start:stop]]
-        data = build_shard(rows[start:stop], source=task.source, name=name, params=job.params,
-                           built_from=job.built_from, row_bytes=row_bytes[start:stop], fields=job.fields,
-                           run_chars=job.run_chars["records"], section_run_chars=job.run_chars["sections"],
-                           inputs=used, row_inputs=numbers, max_terms=max_terms)
+        # The build takes the part's rows over: it lets their text go once it has counted their
+        # tokens (a part never built again), before it assembles the shard. Past a RowLimit the
+        # rows are still whole and come back for the smaller part.
+        taken = rows[start:stop]
+        rows[start:stop] = [_RELEASED] * (stop - start)
+        try:
+            data = build_shard(taken, source=task.source, name=name, params=job.params,
+                               built_from=job.built_from, row_bytes=row_bytes[start:stop],
+                               fields=job.fields, run_chars=job.run_chars["records"],
+                               section_run_chars=job.run_chars["sections"], inputs=used,
+                               row_inputs=numbers, max_terms=max_terms, release_rows=True)
+        except RowLimit:
+            rows[start:stop] = taken
+            raise
+        del taken
+        row_bytes[start:stop] = [b""] * (stop - start)  # now in the shard: not held while it is written
+        trim_heap()
         header = header_of(data)
         entry = stage.put_bytes(name, data, suffix=".shard")
         return BuiltShard(entry, header_sha256(data), stop - start, int(header["meta"]["terms"]))

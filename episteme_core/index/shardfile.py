@@ -42,41 +42,62 @@ def _pad(n: int) -> int:
     return (-n) % ALIGN
 
 
-def encode(meta: dict[str, Any], arrays: dict[str, tuple[str, bytes]]) -> bytes:
-    """The bytes of a shard holding ``arrays`` (name -> (type, little-endian bytes)) and ``meta``."""
+def encode(meta: dict[str, Any], arrays: dict[str, tuple[str, bytes | list[bytes]]]) -> bytes:
+    """The bytes of a shard holding ``arrays`` (name -> (type, little-endian bytes, or a list of
+    pieces that make them: the stored rows are passed as they are, never joined)) and ``meta``.
+
+    The shard is assembled once, in one copy: the block hashes are taken over the pieces as they lie.
+    """
     parts: list[bytes] = []
     table: dict[str, dict[str, Any]] = {}
     size_so_far = 0
     for name in sorted(arrays):
         kind, data = arrays[name]
+        pieces = data if isinstance(data, list) else [data]
+        length = sum(map(len, pieces))
         size = TYPES[kind][1]
-        if len(data) % size:
-            raise ValueError(f"array {name}: {len(data)} bytes is not a whole number of {kind}")
+        if length % size:
+            raise ValueError(f"array {name}: {length} bytes is not a whole number of {kind}")
         gap = _pad(size_so_far)
         if gap:
             parts.append(b"\0" * gap)
             size_so_far += gap
-        table[name] = {"type": kind, "offset": size_so_far, "count": len(data) // size}
-        parts.append(data)
-        size_so_far += len(data)
-    region = b"".join(parts)  # one copy of the arrays; blocks are hashed through a view
-    del parts
-    view = memoryview(region)
-    hashes = b"".join(
-        hashlib.sha256(view[i : i + BLOCK_SIZE]).digest()[:HASH_BYTES]
-        for i in range(0, len(region), BLOCK_SIZE)
-    )
+        table[name] = {"type": kind, "offset": size_so_far, "count": length // size}
+        parts.extend(pieces)
+        size_so_far += length
+    hashes = _block_hashes(parts)
     header = canonical_bytes({
         "format": FORMAT,
         "meta": meta,
         "arrays": table,
         "blockSize": BLOCK_SIZE,
-        "regionBytes": len(region),
+        "regionBytes": size_so_far,
         "blockHashesSha256": hashlib.sha256(hashes).hexdigest(),
     })
     head = MAGIC + struct.pack("<Q", len(header)) + header
     head += b"\0" * _pad(len(head))
-    return b"".join((head, region, b"\0" * _pad(len(region)), hashes))
+    return b"".join((head, *parts, b"\0" * _pad(size_so_far), hashes))
+
+
+def _block_hashes(parts: list[bytes]) -> bytes:
+    """sha256[:16] of every ``BLOCK_SIZE`` block of the concatenation of ``parts`` (never made)."""
+    digests: list[bytes] = []
+    block = hashlib.sha256()
+    filled = 0
+    for part in parts:
+        view = memoryview(part)
+        at = 0
+        while at < len(view):
+            take = min(BLOCK_SIZE - filled, len(view) - at)
+            block.update(view[at : at + take])
+            at += take
+            filled += take
+            if filled == BLOCK_SIZE:
+                digests.append(block.digest()[:HASH_BYTES])
+                block, filled = hashlib.sha256(), 0
+    if filled:
+        digests.append(block.digest()[:HASH_BYTES])
+    return b"".join(digests)
 
 
 def header_sha256(data: bytes) -> str:

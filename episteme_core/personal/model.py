@@ -156,7 +156,8 @@ def from_timestamp(seconds: float) -> str:
 
 
 def parse_time(text: str) -> str | None:
-    """An ISO 8601 date or date-time (``Z`` or offset; naive = UTC) as UTC ``...Z``; else None."""
+    """An ISO 8601 date or date-time (``Z`` or offset; naive = UTC) as UTC ``...Z``; else None, also
+    when its instant in UTC falls outside the calendar (``0001-01-01T00:00+05:00``)."""
     raw = text.strip().strip("'\"")
     if not raw:
         return None
@@ -167,9 +168,9 @@ def parse_time(text: str) -> str | None:
             moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
             if moment.tzinfo is None:
                 moment = moment.replace(tzinfo=UTC)
-    except ValueError:
+        return utc_iso(moment)
+    except (ValueError, OverflowError):
         return None
-    return utc_iso(moment)
 
 
 def merge_grown(old: Record | None, new: Record) -> Record:

@@ -69,3 +69,10 @@ def test_parse_time_forms() -> None:
     assert parse_time("2024-05-01").isoformat() == "2024-05-01T00:00:00+00:00"
     assert parse_time("2024-05-01T12:00:00Z").hour == 12
     assert parse_time("yesterday") is None and parse_time(None) is None
+
+
+def test_a_time_whose_utc_instant_leaves_the_calendar_counts_as_no_time() -> None:
+    # Found by the AnswersInTimeOrder law: astimezone raised OverflowError and failed the whole answer.
+    assert parse_time("0001-01-01T00:00:00+05:00") is None
+    assert parse_time("9999-12-31T23:59:59-05:00") is None
+    assert parse_time("0001-01-01T06:00:00+05:00").isoformat() == "0001-01-01T01:00:00+00:00"

@@ -18,6 +18,20 @@ LINE_CUT = ('{"type":"user","uuid":"u-cut","timestamp":"2025-01-01T00:00:00Z",'
             '"message":{"role":"user","content":"hi \\ud83d there"}}')
 
 
+def test_a_time_outside_the_calendar_in_utc_leaves_its_line_untimed(tmp_path: Path, home: Path) -> None:
+    # Year 1 at +05:00 is in year 0 in UTC: converting it raised OverflowError and failed the run.
+    projects = tmp_path / "projects"
+    edge = {**LINE_OK, "uuid": "u-edge", "timestamp": "0001-01-01T00:00:00+05:00",
+            "message": {"role": "user", "content": "a line from the edge of time"}}
+    _project(projects, "p1", "s1", [json.dumps(edge), json.dumps(LINE_OK)])
+    result = invoke("--json", "--home", str(home), "ingest", "claude", "--projects", str(projects),
+                    "--no-pack")
+    assert result.exit_code == 0, result.stderr
+    shown = invoke("--json", "--home", str(home), "show", "chat:claude/p1/s1", "--stale-ok")
+    assert shown.exit_code == 0, shown.stderr
+    assert "a line from the edge of time" in shown.stdout and "a line that is fine" in shown.stdout
+
+
 def _project(root: Path, name: str | bytes, session: str | bytes, lines: list[str]) -> None:
     folder = os.path.join(os.fsencode(root), os.fsencode(name))
     os.makedirs(folder, exist_ok=True)
