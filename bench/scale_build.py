@@ -1,0 +1,508 @@
+"""``bench/scale.py build``: chunking, index build and query latency at scale, one process vs the
+local pool vs Dask, with the peak memory of the command and of its workers.
+
+    python bench/scale.py build [--chunks 20000] [--dir /tmp/scalebench] [--questions 20] [--keep]
+
+Writes the synthetic corpus of bench/retrieval.py (documents of 100 one-paragraph sections, a Zipf
+vocabulary: one chunk per section) into a new home under DIR, then, each as a new CLI process:
+
+- ``episteme chunk`` with ``--jobs 1``, ``--jobs 2`` (the local pool) and
+  ``--executor dask://127.0.0.1:PORT`` (a ``dask scheduler`` and 2 ``dask worker --nthreads 1``
+  processes on 127.0.0.1, started by the bench), each into an empty chunks folder;
+- ``episteme index --reshard`` the same three ways, each into an empty shards folder.
+
+For each: wall seconds, CPU seconds of the command and its reaped children (wait4), the command's
+peak RSS as wait4 reports it (ru_maxrss: the largest of the command and the descendants it reaped),
+and the workers' peak RSS: for the pool, VmHWM of every descendant process sampled from /proc every
+50 ms; for Dask, each worker process's VmHWM, reset (``/proc/PID/clear_refs``) before the command and
+read after it. The three outputs must be the same bytes (sha256 of every file of the folder); the
+bench stops otherwise. Then query latency on the shards: a cold CLI ``query`` (a new process,
+median over the questions) here and with ``--executor dask://``, a warm in-process shard search
+(median, p90) here and fanned out to the Dask workers (the hits compared first), and the bytes a
+fanned-out query sends to the workers and gets back (the pickled task and answers). The per-shard
+figures the 100M model of docs/scaling.md uses are printed last. The home is deleted at the end
+unless ``--keep``.
+
+Timings are of a machine that may be shared: the load average is printed with every table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import pickle
+import platform
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from retrieval import CHILD_ENV, corpus_batches  # noqa: E402
+
+MIB = 1024 * 1024
+MODES = ("--jobs 1", "--jobs 2", "Dask, 2 workers")
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} (1 / 5 / 15 min)"
+
+
+# processes and their memory -----------------------------------------------------------------------
+
+
+def parents() -> dict[int, int]:
+    """pid -> parent pid of every process now (from /proc/PID/stat)."""
+    found = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                stat = Path(entry.path, "stat").read_text()
+            except OSError:
+                continue
+            found[int(entry.name)] = int(stat.rpartition(")")[2].split()[1])
+    return found
+
+
+def descendants(root: int) -> list[int]:
+    """Every process below ``root`` now (children, grandchildren, ...)."""
+    children: dict[int, list[int]] = {}
+    for pid, parent in parents().items():
+        children.setdefault(parent, []).append(pid)
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds ``pid`` has used so far; 0 when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def peak_kib(pid: int) -> int:
+    """VmHWM (KiB) of ``pid``; 0 when it is gone or a zombie."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def reset_peak(pid: int) -> None:
+    """Start ``pid``'s VmHWM again from its current RSS."""
+    try:
+        Path(f"/proc/{pid}/clear_refs").write_text("5")
+    except OSError:
+        pass
+
+
+class TreeSampler:
+    """The largest VmHWM and CPU seconds seen of every descendant of a process, sampled every
+    ``every`` seconds (a descendant's last 0.1 s may be missed)."""
+
+    def __init__(self, root: int, every: float = 0.1) -> None:
+        self.root, self.every = root, every
+        self.peaks: dict[int, int] = {}
+        self.cpus: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            for pid in descendants(self.root):
+                self.peaks[pid] = max(self.peaks.get(pid, 0), peak_kib(pid))
+                self.cpus[pid] = max(self.cpus.get(pid, 0.0), cpu_seconds(pid))
+            self._stop.wait(self.every)
+
+    def stop(self) -> dict[int, int]:
+        self._stop.set()
+        self._thread.join()
+        return {pid: kib for pid, kib in self.peaks.items() if kib}
+
+
+@attrs.frozen
+class Measured:
+    """One CLI run: wall and CPU seconds (of the command and the children it reaped; of the workers),
+    peak RSS (MiB) of the command and of each worker process, largest first."""
+
+    wall: float
+    cpu: float
+    worker_cpu: float
+    command_mib: float
+    worker_mib: list[float]
+    data: dict[str, Any]
+
+
+def episteme(home: Path, args: list[str], workers: list[int] | None = None) -> Measured:
+    """``episteme --json ARGS`` as a new process. ``workers``: pids of long-lived worker processes
+    (Dask) whose peak is reset before and read after; without them, the command's descendants are
+    sampled (the local pool)."""
+    before = {pid: cpu_seconds(pid) for pid in workers or ()}
+    for pid in workers or ():
+        reset_peak(pid)
+    started = time.perf_counter()
+    with open(os.devnull, "wb") as null, tempfile_pair() as (out, err):
+        proc = subprocess.Popen([sys.executable, "-m", "episteme_core", "--home", str(home), "--json",
+                                 "--progress", "never", *args], stdout=out, stderr=err, stdin=null,
+                                env=CHILD_ENV)
+        sampler = None if workers else TreeSampler(proc.pid)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        sampled = sampler.stop() if sampler else {}
+        out.seek(0)
+        err.seek(0)
+        if status != 0:
+            raise SystemExit(f"episteme {' '.join(args)} failed: {err.read().decode()[-3000:]}")
+        data = json.loads(out.read())["data"]
+    if workers:
+        worker_mib = sorted((peak_kib(pid) / 1024 for pid in workers), reverse=True)
+        worker_cpu = sum(cpu_seconds(pid) - before[pid] for pid in workers)
+    else:
+        worker_mib = sorted((kib / 1024 for kib in sampled.values()), reverse=True)
+        worker_cpu = sum(sampler.cpus.values()) if sampler else 0.0
+    return Measured(wall, usage.ru_utime + usage.ru_stime, worker_cpu, usage.ru_maxrss / 1024, worker_mib,
+                    data)
+
+
+class tempfile_pair:
+    """Two anonymous temporary files (stdout, stderr of a child)."""
+
+    def __enter__(self) -> tuple[Any, Any]:
+        import tempfile
+
+        self.files = (tempfile.TemporaryFile(), tempfile.TemporaryFile())
+        return self.files
+
+    def __exit__(self, *_: object) -> None:
+        for file in self.files:
+            file.close()
+
+
+def folder_digest(folder: Path) -> tuple[str, int, int]:
+    """sha256 over every file's relative path and sha256, the file count and the bytes."""
+    total, count, digest = 0, 0, hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        one = hashlib.sha256()
+        with path.open("rb") as file:
+            while block := file.read(1 << 20):
+                one.update(block)
+                total += len(block)
+        count += 1
+        digest.update(f"{path.relative_to(folder)}\0{one.hexdigest()}\n".encode())
+    return digest.hexdigest(), count, total
+
+
+# the Dask cluster --------------------------------------------------------------------------------
+
+
+class DaskProcesses:
+    """``dask scheduler`` and ``workers`` ``dask worker --nthreads 1`` processes on 127.0.0.1."""
+
+    def __init__(self, workers: int = 2) -> None:
+        dask = shutil.which("dask", path=str(Path(sys.executable).parent))
+        if dask is None:
+            raise SystemExit("the dask command is not installed next to this Python "
+                             "(pip install 'episteme-core[dask]')")
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = int(probe.getsockname()[1])
+        self.address = f"127.0.0.1:{self.port}"
+        env = {**CHILD_ENV, "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
+        quiet: dict[str, Any] = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
+        self.scheduler = subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port",
+                                           str(self.port), "--no-dashboard"], **quiet)
+        self.workers = [subprocess.Popen([dask, "worker", f"tcp://{self.address}", "--host", "127.0.0.1",
+                                          "--nthreads", "1", "--nworkers", "1", "--no-dashboard"], **quiet)
+                        for _ in range(workers)]
+        from distributed import Client
+
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with Client(f"tcp://{self.address}", timeout=5) as client:
+                    client.wait_for_workers(workers, timeout=120)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+
+    def worker_pids(self) -> list[int]:
+        """The processes that run tasks (each ``dask worker`` runs a nanny, the worker its child)."""
+        from distributed import Client
+
+        with Client(f"tcp://{self.address}", timeout=30) as client:
+            return sorted(client.run(os.getpid).values())
+
+    def close(self) -> None:
+        for process in (*self.workers, self.scheduler):
+            process.terminate()
+        for process in (*self.workers, self.scheduler):
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+# the bench ---------------------------------------------------------------------------------------
+
+
+def write_corpus(home: Path, chunks: int) -> float:
+    """The synthetic documents of bench/retrieval.py committed to ``home`` in one commit; seconds."""
+    from episteme_core.documents import write_documents
+    from episteme_core.store.home import Home
+
+    started = time.perf_counter()
+    home.mkdir(parents=True)
+    write_documents(Home(home), (document for batch, _ in corpus_batches(chunks) for document in batch))
+    return time.perf_counter() - started
+
+
+def questions(count: int) -> list[str]:
+    """``count`` queries of 1-3 words from the 2,000 commonest of the corpus (as bench/retrieval.py)."""
+    words: list[str] = []
+    for _, batch_words in corpus_batches(100):
+        words = batch_words
+    rng = random.Random(99)
+    return [" ".join(rng.choices(words[:2000], k=rng.randint(1, 3))) for _ in range(count)]
+
+
+Run = tuple[str, Measured, tuple[str, int, int]]  # (how, the run, the output folder's digest)
+
+
+def stage_runs(home: Path, stage: str, cluster: DaskProcesses) -> list[Run]:
+    """``stage`` (chunk or index) three ways, each into an empty folder; the last one's folder becomes
+    the home's own (``HOME/chunks``, ``HOME/shards``), the others are deleted once compared."""
+    runs = []
+    target = home / ("chunks" if stage == "chunk" else "shards")
+    for mode in MODES:
+        folder = home / f"{target.name}-{len(runs)}"
+        if stage == "chunk":
+            args = ["chunk", "--chunks", str(folder)]
+        else:
+            args = ["index", "--reshard", "--index", str(folder)]
+        workers = None
+        if mode.startswith("--jobs"):
+            args += mode.split()
+        else:
+            args += ["--executor", f"dask://{cluster.address}"]
+            workers = cluster.worker_pids()
+        measured = episteme(home, args, workers)
+        digest = folder_digest(folder)
+        runs.append((mode, measured, digest))
+        print(f"  {stage} {mode}: {measured.wall:.1f} s ({load()})", file=sys.stderr, flush=True)
+        if digest != runs[0][2]:
+            raise SystemExit(f"{stage} {mode} wrote other bytes than {MODES[0]}: {digest} != {runs[0][2]}")
+        if len(runs) > 1:
+            shutil.rmtree(home / f"{target.name}-{len(runs) - 2}")
+    os.replace(home / f"{target.name}-{len(runs) - 1}", target)
+    return runs
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
+
+
+def cold_queries(home: Path, asked: list[str], where: list[str]) -> float:
+    """Median wall seconds of ``episteme query`` as a new process per question."""
+    walls = []
+    for question in asked:
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "episteme_core", "--home", str(home), "query", "--term",
+                        question, "--json", *where], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=True, env=CHILD_ENV)
+        walls.append(time.perf_counter() - started)
+    return statistics.median(walls)
+
+
+@attrs.frozen
+class Warm:
+    """Warm in-process shard search: wall and CPU seconds per question (3 rounds)."""
+
+    walls: list[float]
+    cpus: list[float]
+
+
+def warm(searched: Any, asked: list[str]) -> Warm:
+    walls, cpus = [], []
+    for _ in range(3):
+        for question in asked:
+            wall, cpu = time.perf_counter(), time.process_time()
+            searched.search(question, 10)
+            walls.append(time.perf_counter() - wall)
+            cpus.append(time.process_time() - cpu)
+    return Warm(walls, cpus)
+
+
+def fanout_bytes(shards: Any, asked: list[str], hosts: int) -> tuple[float, float]:
+    """Mean bytes a fanned-out top-10 query sends to the workers and gets back: the task (``pack``ed
+    once per worker) and each worker's pickled answers (one batch per worker, shard i on worker i mod
+    ``hosts``), as ``FannedShards.search`` builds them; framing by Dask not counted."""
+    from episteme_core.executor.fanout import ranked_on_shard
+    from episteme_core.executor.worker import pack
+
+    out, back = [], []
+    for question in asked:
+        terms = shards.terms(question)
+        searched = list(shards.shards)
+        options = dict(shards.rank_options(terms, searched)) if hasattr(shards, "rank_options") else {}
+        options.pop("floor", None)
+        idf = shards.idf(terms, searched) if len(searched) > 1 else None
+        args = (terms, 10, None, (), idf, options)
+        task, payload = pack(ranked_on_shard, args)
+        out.append(hosts * (len(task) + len(payload)))
+        answers = [ranked_on_shard(shard, *args) for shard in searched]
+        back.append(sum(len(pickle.dumps(answers[host::hosts])) for host in range(hosts)))
+    return statistics.mean(out), statistics.mean(back)
+
+
+def query_rows(home: Path, asked: list[str], cluster: DaskProcesses) -> dict[str, Any]:
+    from episteme_core.executor.cluster import DaskExecutor
+    from episteme_core.executor.fanout import fanned
+    from episteme_core.index.shards import open_shards
+    from episteme_core.store.home import Home
+
+    where = ["--executor", f"dask://{cluster.address}"]
+    cold_queries(home, asked[:2], [])  # the bytecode cache and the page cache of the vocabularies
+    found: dict[str, Any] = {"cold local": cold_queries(home, asked, []),
+                             "cold dask": cold_queries(home, asked, where)}
+    shards = open_shards(Home(home))
+    for question in asked:
+        shards.search(question, 10)  # warm: every block these questions read is touched once
+    found["shards"] = len(shards.shards)
+    found["warm local"] = warm(shards, asked)
+    executor = DaskExecutor(cluster.address)
+    try:
+        spread = fanned(shards, executor)
+        for question in asked:
+            if spread.search(question, 10) != shards.search(question, 10):
+                raise SystemExit(f"Dask answered {question!r} otherwise than this process")
+        found["warm dask"] = warm(spread, asked)
+    finally:
+        executor.close()
+    found["bytes"] = fanout_bytes(shards, asked, len(cluster.workers))
+    return found
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.1f} ms"
+
+
+def mib(value: float) -> str:
+    return f"{value:,.0f} MiB"
+
+
+def report(chunks: int, corpus_s: float, runs: dict[str, list[Run]],
+           queries: dict[str, Any], asked: int, loads: dict[str, str]) -> None:
+    print(f"Machine: {platform.machine()}, {os.cpu_count()} CPU(s), {platform.platform()}, Python "
+          f"{platform.python_version()}\n")
+    print(f"{chunks:,} chunks (the synthetic corpus of bench/retrieval.py; documents written in "
+          f"{corpus_s:.0f} s in process), each command a new process; {loads['build']}:\n")
+    print("| step | how | wall | CPU: command / workers | peak RSS, command (wait4) "
+          "| peak RSS, workers | output |")
+    print("|---|---|---:|---:|---:|---:|---|")
+    for stage, rows in runs.items():
+        for mode, measured, (digest, files, size) in rows:
+            workers = ("–" if not measured.worker_mib else
+                       ", ".join(mib(w) for w in measured.worker_mib[:2])
+                       + f" (largest of {len(measured.worker_mib)} processes)")
+            same = (f"{files:,} files, {size / MIB:,.0f} MiB, sha256 {digest[:12]}" if mode == MODES[0]
+                    else "the same bytes")
+            print(f"| `{stage}` | {mode} | {measured.wall:.1f} s | "
+                  f"{measured.cpu:.1f} s / {measured.worker_cpu:.1f} s | "
+                  f"{mib(measured.command_mib)} | {workers} | {same} |")
+    shards = queries["shards"]
+    local, spread = queries["warm local"], queries["warm dask"]
+    print(f"\nQuery latency, {shards} shards, {asked} questions of 1-3 words, top 10; {loads['query']}:\n")
+    print("| query | median | p90 |")
+    print("|---|---:|---:|")
+    print(f"| cold CLI `query` (new process), local | {ms(queries['cold local'])} | – |")
+    print(f"| cold CLI `query --executor dask://` (new process, new client) | "
+          f"{ms(queries['cold dask'])} | – |")
+    print(f"| warm shard search in process, local | {ms(statistics.median(local.walls))} | "
+          f"{ms(percentile(local.walls, 0.9))} |")
+    print(f"| warm shard search fanned out to the 2 Dask workers | {ms(statistics.median(spread.walls))} | "
+          f"{ms(percentile(spread.walls, 0.9))} |")
+    out, back = queries["bytes"]
+    index = runs["index"]
+    serial = index[0][1]
+    _, files, size = index[0][2]
+    print("\nPer-shard figures (for the 100M-chunk model of docs/scaling.md):\n")
+    print("| figure | measured |")
+    print("|---|---:|")
+    print(f"| shards | {shards} (of up to 50,000 chunks) |")
+    print(f"| MiB per shard on disk | {size / MIB / shards:.0f} |")
+    print(f"| build CPU per shard (`--jobs 1`) | {serial.cpu / shards:.2f} s |")
+    pool = index[1][1]
+    pooled = (pool.cpu + pool.worker_cpu) / shards
+    print(f"| build CPU per shard, `--jobs 2` (command + workers) | {pooled:.2f} s |")
+    print(f"| build wall per shard, `--jobs 2` / Dask (2 workers) | {index[1][1].wall / shards:.2f} s / "
+          f"{index[2][1].wall / shards:.2f} s |")
+    per_shard = statistics.median(local.cpus) / shards
+    print(f"| warm search CPU per shard, local (median) | {per_shard * 1e3:.2f} ms |")
+    print(f"| bytes out per fanned-out query (task, once per worker, 2 workers) | {out:,.0f} B |")
+    print(f"| bytes back per fanned-out query (top 10 of each shard, pickled) | {back:,.0f} B "
+          f"({back / shards:,.0f} B per shard) |")
+
+
+def build(options: argparse.Namespace) -> None:
+    base = Path(options.dir)
+    home = base / f"home-{options.chunks}"
+    if home.exists():
+        raise SystemExit(f"{home} exists: delete it or choose another --dir")
+    asked = questions(options.questions)
+    loads: dict[str, str] = {}
+    cluster = None
+    try:
+        print(f"writing {options.chunks:,} chunks' documents ({load()})", file=sys.stderr, flush=True)
+        corpus_s = write_corpus(home, options.chunks)
+        cluster = DaskProcesses(2)
+        loads["build"] = f"{load()} before the builds"
+        runs = {stage: stage_runs(home, stage, cluster) for stage in ("chunk", "index")}
+        loads["build"] += f", {load()} after"
+        loads["query"] = load()
+        queries = query_rows(home, asked, cluster)
+    finally:
+        if cluster is not None:
+            cluster.close()
+        if not options.keep:
+            shutil.rmtree(home, ignore_errors=True)
+    report(options.chunks, corpus_s, runs, queries, len(asked), loads)
+
+
+def add_parser(parts: Any) -> None:
+    """Register ``build`` on ``bench/scale.py``'s subcommands."""
+    one = parts.add_parser("build", help="chunk, index and query N chunks: serial vs local pool vs Dask")
+    one.add_argument("--chunks", type=int, default=20_000)
+    one.add_argument("--dir", default="/tmp/scalebench",
+                     help="where the home is written (default %(default)s)")
+    one.add_argument("--questions", type=int, default=20)
+    one.add_argument("--keep", action="store_true", help="keep the home (DIR/home-N) afterwards")
+    one.set_defaults(run=build)
+
