@@ -2,6 +2,7 @@
 local pool vs Dask, with the peak memory of the command and of its workers.
 
     python bench/scale.py build [--chunks 20000] [--dir /tmp/scalebench] [--questions 20] [--keep]
+    python bench/scale.py build --chunks 5000000 --drop-documents   # about 21 GB of disk at the peak
 
 Writes the synthetic corpus of bench/retrieval.py (documents of 100 one-paragraph sections, a Zipf
 vocabulary: one chunk per section) into a new home under DIR, then, each as a new CLI process:
@@ -11,17 +12,19 @@ vocabulary: one chunk per section) into a new home under DIR, then, each as a ne
   processes on 127.0.0.1, started by the bench), each into an empty chunks folder;
 - ``episteme index --reshard`` the same three ways, each into an empty shards folder.
 
-For each: wall seconds, CPU seconds of the command and its reaped children (wait4), the command's
-peak RSS as wait4 reports it (ru_maxrss: the largest of the command and the descendants it reaped),
-and the workers' peak RSS: for the pool, VmHWM of every descendant process sampled from /proc every
-50 ms; for Dask, each worker process's VmHWM, reset (``/proc/PID/clear_refs``) before the command and
-read after it. The three outputs must be the same bytes (sha256 of every file of the folder); the
-bench stops otherwise. Then query latency on the shards: a cold CLI ``query`` (a new process,
-median over the questions) here and with ``--executor dask://``, a warm in-process shard search
-(median, p90) here and fanned out to the Dask workers (the hits compared first), and the bytes a
-fanned-out query sends to the workers and gets back (the pickled task and answers). The per-shard
-figures the 100M model of docs/scaling.md uses are printed last. The home is deleted at the end
-unless ``--keep``.
+For each: wall seconds; CPU seconds of the command and the children it reaped (wait4), and of the
+workers; the command's peak RSS as wait4 reports it (ru_maxrss: the largest of the command and the
+descendants it reaped); the workers' peak RSS and CPU: for the pool, every descendant process's
+VmHWM and CPU time sampled from /proc every 100 ms; for Dask, each worker process's VmHWM, reset
+(``/proc/PID/clear_refs``) before the command and read after it, and its CPU time before and after.
+The three outputs must be the same bytes (sha256 of every file of the folder); the bench stops
+otherwise. Only the last output is kept (it becomes the home's own stage).
+
+Then query latency on the shards: a cold CLI ``query`` (a new process, median over the questions)
+here and with ``--executor dask://``, a warm in-process shard search (median, p90) here and fanned
+out to the Dask workers (the hits compared first), and the bytes a fanned-out query sends to the
+workers and gets back (the pickled task and answers). The per-shard figures the 100M model of
+docs/scaling.md uses are printed last. The home is deleted at the end unless ``--keep``.
 
 Timings are of a machine that may be shared: the load average is printed with every table.
 """
@@ -297,11 +300,12 @@ Run = tuple[str, Measured, tuple[str, int, int]]  # (how, the run, the output fo
 
 def stage_runs(home: Path, stage: str, cluster: DaskProcesses) -> list[Run]:
     """``stage`` (chunk or index) three ways, each into an empty folder; the last one's folder becomes
-    the home's own (``HOME/chunks``, ``HOME/shards``), the others are deleted once compared."""
-    runs = []
+    the home's own (``HOME/chunks``, ``HOME/shards``), the others are deleted once hashed (at 5M
+    chunks the disk holds one copy of each stage, not two)."""
+    runs: list[Run] = []
     target = home / ("chunks" if stage == "chunk" else "shards")
+    folder = home / f"{target.name}-new"
     for mode in MODES:
-        folder = home / f"{target.name}-{len(runs)}"
         if stage == "chunk":
             args = ["chunk", "--chunks", str(folder)]
         else:
@@ -318,9 +322,9 @@ def stage_runs(home: Path, stage: str, cluster: DaskProcesses) -> list[Run]:
         print(f"  {stage} {mode}: {measured.wall:.1f} s ({load()})", file=sys.stderr, flush=True)
         if digest != runs[0][2]:
             raise SystemExit(f"{stage} {mode} wrote other bytes than {MODES[0]}: {digest} != {runs[0][2]}")
-        if len(runs) > 1:
-            shutil.rmtree(home / f"{target.name}-{len(runs) - 2}")
-    os.replace(home / f"{target.name}-{len(runs) - 1}", target)
+        if mode != MODES[-1]:
+            shutil.rmtree(folder)
+    os.replace(folder, target)
     return runs
 
 
@@ -484,7 +488,10 @@ def build(options: argparse.Namespace) -> None:
         corpus_s = write_corpus(home, options.chunks)
         cluster = DaskProcesses(2)
         loads["build"] = f"{load()} before the builds"
-        runs = {stage: stage_runs(home, stage, cluster) for stage in ("chunk", "index")}
+        runs = {"chunk": stage_runs(home, "chunk", cluster)}
+        if options.drop_documents:
+            shutil.rmtree(home / "documents")  # the index and queries read chunks and shards only
+        runs["index"] = stage_runs(home, "index", cluster)
         loads["build"] += f", {load()} after"
         loads["query"] = load()
         queries = query_rows(home, asked, cluster)
@@ -504,5 +511,8 @@ def add_parser(parts: Any) -> None:
                      help="where the home is written (default %(default)s)")
     one.add_argument("--questions", type=int, default=20)
     one.add_argument("--keep", action="store_true", help="keep the home (DIR/home-N) afterwards")
+    one.add_argument("--drop-documents", action="store_true",
+                     help="delete the documents once chunked (the index and queries do not read them): "
+                          "5M chunks then fit in about 21 GB of disk, not 27")
     one.set_defaults(run=build)
 
