@@ -57,7 +57,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from retrieval import CHILD_ENV, corpus_batches  # noqa: E402
 
 MIB = 1024 * 1024
-MODES = ("--jobs 1", "--jobs 2", "Dask, 2 workers")
+MODES = {"serial": "--jobs 1", "pool": "--jobs 2", "dask": "Dask, 2 workers"}  # --modes: label
 
 
 def load() -> str:
@@ -298,33 +298,39 @@ def questions(count: int) -> list[str]:
 Run = tuple[str, Measured, tuple[str, int, int]]  # (how, the run, the output folder's digest)
 
 
-def stage_runs(home: Path, stage: str, cluster: DaskProcesses) -> list[Run]:
-    """``stage`` (chunk or index) three ways, each into an empty folder; the last one's folder becomes
-    the home's own (``HOME/chunks``, ``HOME/shards``), the others are deleted once hashed (at 5M
+def stage_runs(home: Path, stage: str, cluster: DaskProcesses, modes: list[str],
+               reference: tuple[str, int, int] | None = None) -> list[Run]:
+    """``stage`` (chunk or index) run each of ``modes`` ways, each into an empty folder, its bytes
+    compared with ``reference`` (else the first run's). The first folder becomes the home's own
+    (``HOME/chunks``, ``HOME/shards``) when it has none; the others are deleted once hashed (at 5M
     chunks the disk holds one copy of each stage, not two)."""
     runs: list[Run] = []
     target = home / ("chunks" if stage == "chunk" else "shards")
     folder = home / f"{target.name}-new"
-    for mode in MODES:
+    for mode in modes:
         if stage == "chunk":
             args = ["chunk", "--chunks", str(folder)]
         else:
             args = ["index", "--reshard", "--index", str(folder)]
         workers = None
-        if mode.startswith("--jobs"):
-            args += mode.split()
-        else:
+        if mode == "dask":
             args += ["--executor", f"dask://{cluster.address}"]
             workers = cluster.worker_pids()
+        else:
+            args += MODES[mode].split()
         measured = episteme(home, args, workers)
         digest = folder_digest(folder)
-        runs.append((mode, measured, digest))
-        print(f"  {stage} {mode}: {measured.wall:.1f} s ({load()})", file=sys.stderr, flush=True)
-        if digest != runs[0][2]:
-            raise SystemExit(f"{stage} {mode} wrote other bytes than {MODES[0]}: {digest} != {runs[0][2]}")
-        if mode != MODES[-1]:
+        runs.append((MODES[mode], measured, digest))
+        progress = {"stage": stage, "mode": mode, "digest": digest, "load": os.getloadavg(),
+                    **attrs.asdict(measured, filter=lambda field, _: field.name != "data")}
+        print(json.dumps(progress), file=sys.stderr, flush=True)
+        reference = reference or digest
+        if digest != reference:
+            raise SystemExit(f"{stage} {MODES[mode]} wrote other bytes: {digest} != {reference}")
+        if target.exists():
             shutil.rmtree(folder)
-    os.replace(folder, target)
+        else:
+            os.replace(folder, target)
     return runs
 
 
@@ -364,26 +370,33 @@ def warm(searched: Any, asked: list[str]) -> Warm:
     return Warm(walls, cpus)
 
 
-def fanout_bytes(shards: Any, asked: list[str], hosts: int) -> tuple[float, float]:
-    """Mean bytes a fanned-out top-10 query sends to the workers and gets back: the task (``pack``ed
-    once per worker) and each worker's pickled answers (one batch per worker, shard i on worker i mod
-    ``hosts``), as ``FannedShards.search`` builds them; framing by Dask not counted."""
+def fanout_costs(shards: Any, asked: list[str], hosts: int) -> dict[str, float]:
+    """What a fanned-out top-10 query costs besides the round trip, as ``FannedShards.search`` builds
+    it: the mean bytes sent to the workers (the task, ``pack``ed once per worker) and got back (each
+    worker's pickled answers, one batch per worker, shard i on worker i mod ``hosts``; Dask's framing
+    not counted), the median CPU seconds of the idf step here, and the median CPU seconds a worker
+    spends per shard (``ranked`` without the local score floor)."""
     from episteme_core.executor.fanout import ranked_on_shard
     from episteme_core.executor.worker import pack
 
-    out, back = [], []
+    out, back, idfs, per_shard = [], [], [], []
     for question in asked:
         terms = shards.terms(question)
         searched = list(shards.shards)
         options = dict(shards.rank_options(terms, searched)) if hasattr(shards, "rank_options") else {}
         options.pop("floor", None)
+        started = time.process_time()
         idf = shards.idf(terms, searched) if len(searched) > 1 else None
+        idfs.append(time.process_time() - started)
         args = (terms, 10, None, (), idf, options)
         task, payload = pack(ranked_on_shard, args)
         out.append(hosts * (len(task) + len(payload)))
+        started = time.process_time()
         answers = [ranked_on_shard(shard, *args) for shard in searched]
+        per_shard.append((time.process_time() - started) / len(searched))
         back.append(sum(len(pickle.dumps(answers[host::hosts])) for host in range(hosts)))
-    return statistics.mean(out), statistics.mean(back)
+    return {"out": statistics.mean(out), "back": statistics.mean(back), "idf": statistics.median(idfs),
+            "ranked": statistics.median(per_shard)}
 
 
 def query_rows(home: Path, asked: list[str], cluster: DaskProcesses) -> dict[str, Any]:
@@ -410,7 +423,7 @@ def query_rows(home: Path, asked: list[str], cluster: DaskProcesses) -> dict[str
         found["warm dask"] = warm(spread, asked)
     finally:
         executor.close()
-    found["bytes"] = fanout_bytes(shards, asked, len(cluster.workers))
+    found["fanout"] = fanout_costs(shards, asked, len(cluster.workers))
     return found
 
 
@@ -422,12 +435,13 @@ def mib(value: float) -> str:
     return f"{value:,.0f} MiB"
 
 
-def report(chunks: int, corpus_s: float, runs: dict[str, list[Run]],
+def report(chunks: int, corpus_s: float | None, runs: dict[str, list[Run]],
            queries: dict[str, Any], asked: int, loads: dict[str, str]) -> None:
     print(f"Machine: {platform.machine()}, {os.cpu_count()} CPU(s), {platform.platform()}, Python "
           f"{platform.python_version()}\n")
-    print(f"{chunks:,} chunks (the synthetic corpus of bench/retrieval.py; documents written in "
-          f"{corpus_s:.0f} s in process), each command a new process; {loads['build']}:\n")
+    written = "written earlier" if corpus_s is None else f"written in {corpus_s:.0f} s in process"
+    print(f"{chunks:,} chunks (the synthetic corpus of bench/retrieval.py; documents {written}), each "
+          f"command a new process; {loads['build']}:\n")
     print("| step | how | wall | CPU: command / workers | peak RSS, command (wait4) "
           "| peak RSS, workers | output |")
     print("|---|---|---:|---:|---:|---:|---|")
@@ -436,7 +450,8 @@ def report(chunks: int, corpus_s: float, runs: dict[str, list[Run]],
             workers = ("–" if not measured.worker_mib else
                        ", ".join(mib(w) for w in measured.worker_mib[:2])
                        + f" (largest of {len(measured.worker_mib)} processes)")
-            same = (f"{files:,} files, {size / MIB:,.0f} MiB, sha256 {digest[:12]}" if mode == MODES[0]
+            first = (mode, measured) == rows[0][:2]
+            same = (f"{files:,} files, {size / MIB:,.0f} MiB, sha256 {digest[:12]}" if first
                     else "the same bytes")
             print(f"| `{stage}` | {mode} | {measured.wall:.1f} s | "
                   f"{measured.cpu:.1f} s / {measured.worker_cpu:.1f} s | "
@@ -453,48 +468,62 @@ def report(chunks: int, corpus_s: float, runs: dict[str, list[Run]],
           f"{ms(percentile(local.walls, 0.9))} |")
     print(f"| warm shard search fanned out to the 2 Dask workers | {ms(statistics.median(spread.walls))} | "
           f"{ms(percentile(spread.walls, 0.9))} |")
-    out, back = queries["bytes"]
-    index = runs["index"]
-    serial = index[0][1]
-    _, files, size = index[0][2]
+    costs = queries["fanout"]
+    out, back = costs["out"], costs["back"]
+    index = {mode: measured for mode, measured, _ in runs["index"]}
+    _, files, size = runs["index"][0][2]
     print("\nPer-shard figures (for the 100M-chunk model of docs/scaling.md):\n")
     print("| figure | measured |")
     print("|---|---:|")
     print(f"| shards | {shards} (of up to 50,000 chunks) |")
     print(f"| MiB per shard on disk | {size / MIB / shards:.0f} |")
-    print(f"| build CPU per shard (`--jobs 1`) | {serial.cpu / shards:.2f} s |")
-    pool = index[1][1]
-    pooled = (pool.cpu + pool.worker_cpu) / shards
-    print(f"| build CPU per shard, `--jobs 2` (command + workers) | {pooled:.2f} s |")
-    print(f"| build wall per shard, `--jobs 2` / Dask (2 workers) | {index[1][1].wall / shards:.2f} s / "
-          f"{index[2][1].wall / shards:.2f} s |")
+    for mode, measured in index.items():
+        print(f"| build CPU per shard, {mode} (command + workers) | "
+              f"{(measured.cpu + measured.worker_cpu) / shards:.2f} s |")
+    for mode, measured in index.items():
+        print(f"| build wall per shard, {mode} | {measured.wall / shards:.2f} s |")
     per_shard = statistics.median(local.cpus) / shards
     print(f"| warm search CPU per shard, local (median) | {per_shard * 1e3:.2f} ms |")
+    print(f"| a worker's CPU per shard per query (`ranked`, no score floor; median) | "
+          f"{costs['ranked'] * 1e3:.2f} ms |")
+    print(f"| the idf step here, over every shard (median CPU) | {costs['idf'] * 1e3:.2f} ms "
+          f"({costs['idf'] / shards * 1e3:.3f} ms per shard) |")
     print(f"| bytes out per fanned-out query (task, once per worker, 2 workers) | {out:,.0f} B |")
     print(f"| bytes back per fanned-out query (top 10 of each shard, pickled) | {back:,.0f} B "
           f"({back / shards:,.0f} B per shard) |")
 
 
 def build(options: argparse.Namespace) -> None:
-    base = Path(options.dir)
-    home = base / f"home-{options.chunks}"
-    if home.exists():
-        raise SystemExit(f"{home} exists: delete it or choose another --dir")
+    modes = options.modes.split(",")
+    if not modes or any(mode not in MODES for mode in modes):
+        raise SystemExit(f"--modes: a comma-separated list of {', '.join(MODES)}")
+    home = Path(options.dir) / f"home-{options.chunks}"
+    corpus_s = None
+    if not home.exists():
+        print(f"writing {options.chunks:,} chunks' documents ({load()})", file=sys.stderr, flush=True)
+        corpus_s = write_corpus(home, options.chunks)
+        if options.documents_only:
+            print(f"{home}: documents written in {corpus_s:.0f} s")
+            return
+    elif sorted(p.name for p in home.iterdir()) != ["documents"]:
+        raise SystemExit(f"{home} holds more than documents: delete it or choose another --dir")
     asked = questions(options.questions)
     loads: dict[str, str] = {}
     cluster = None
     try:
-        print(f"writing {options.chunks:,} chunks' documents ({load()})", file=sys.stderr, flush=True)
-        corpus_s = write_corpus(home, options.chunks)
         cluster = DaskProcesses(2)
         loads["build"] = f"{load()} before the builds"
-        runs = {"chunk": stage_runs(home, "chunk", cluster)}
+        runs = {"chunk": stage_runs(home, "chunk", cluster, modes)}
         if options.drop_documents:
             shutil.rmtree(home / "documents")  # the index and queries read chunks and shards only
-        runs["index"] = stage_runs(home, "index", cluster)
-        loads["build"] += f", {load()} after"
+        runs["index"] = stage_runs(home, "index", cluster, modes[:1])
         loads["query"] = load()
         queries = query_rows(home, asked, cluster)
+        print(json.dumps({"queries": {k: [statistics.median(v.walls), percentile(v.walls, 0.9)]
+                                      if isinstance(v, Warm) else v for k, v in queries.items()}}),
+              file=sys.stderr, flush=True)
+        runs["index"] += stage_runs(home, "index", cluster, modes[1:], runs["index"][0][2])
+        loads["build"] += f", {load()} after"
     finally:
         if cluster is not None:
             cluster.close()
@@ -511,6 +540,11 @@ def add_parser(parts: Any) -> None:
                      help="where the home is written (default %(default)s)")
     one.add_argument("--questions", type=int, default=20)
     one.add_argument("--keep", action="store_true", help="keep the home (DIR/home-N) afterwards")
+    one.add_argument("--modes", default="serial,pool,dask",
+                     help="which builds, in this order (default %(default)s); the query rows run on the "
+                          "first one's shards, before the other index builds")
+    one.add_argument("--documents-only", action="store_true",
+                     help="write the documents into DIR/home-N and stop; a later run reuses them")
     one.add_argument("--drop-documents", action="store_true",
                      help="delete the documents once chunked (the index and queries do not read them): "
                           "5M chunks then fit in about 21 GB of disk, not 27")
