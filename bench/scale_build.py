@@ -13,12 +13,14 @@ vocabulary: one chunk per section) into a new home under DIR, then, each as a ne
 - ``episteme index --reshard`` the same three ways, each into an empty shards folder.
 
 For each: wall seconds; CPU seconds of the command and the children it reaped (wait4), and of the
-workers; the command's peak RSS as wait4 reports it (ru_maxrss: the largest of the command and the
-descendants it reaped); the workers' peak RSS and CPU: for the pool, every descendant process's
-VmHWM and CPU time sampled from /proc every 100 ms; for Dask, each worker process's VmHWM, reset
-(``/proc/PID/clear_refs``) before the command and read after it, and its CPU time before and after.
-The three outputs must be the same bytes (sha256 of every file of the folder); the bench stops
-otherwise. Only the last output is kept (it becomes the home's own stage).
+workers; the command's peak RSS (its VmHWM, sampled every 100 ms: wait4's ru_maxrss would count
+this process's pages, which the child holds between fork and exec); the workers' peak RSS and CPU:
+for the pool, every descendant process's VmHWM and CPU time sampled from /proc every 100 ms; for
+Dask, each worker process's VmHWM, reset (``/proc/PID/clear_refs``) before the command and read
+after it, and its CPU time before and after. The outputs must be the same bytes (sha256 of every
+file of the folder); the bench stops otherwise. The first output becomes the home's own stage; the
+others are deleted once hashed. The query rows run on the first index build's shards, before the
+other index builds (``--modes`` orders them).
 
 Then query latency on the shards: a cold CLI ``query`` (a new process, median over the questions)
 here and with ``--executor dask://``, a warm in-process shard search (median, p90) here and fanned
@@ -123,11 +125,12 @@ def reset_peak(pid: int) -> None:
 
 
 class TreeSampler:
-    """The largest VmHWM and CPU seconds seen of every descendant of a process, sampled every
-    ``every`` seconds (a descendant's last 0.1 s may be missed)."""
+    """The largest VmHWM of a process (``own``) and the largest VmHWM and CPU seconds seen of every
+    descendant, sampled every ``every`` seconds (a process's last 0.1 s may be missed)."""
 
     def __init__(self, root: int, every: float = 0.1) -> None:
         self.root, self.every = root, every
+        self.own = 0
         self.peaks: dict[int, int] = {}
         self.cpus: dict[int, float] = {}
         self._stop = threading.Event()
@@ -136,6 +139,7 @@ class TreeSampler:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            self.own = max(self.own, peak_kib(self.root))
             for pid in descendants(self.root):
                 self.peaks[pid] = max(self.peaks.get(pid, 0), peak_kib(pid))
                 self.cpus[pid] = max(self.cpus.get(pid, 0.0), cpu_seconds(pid))
@@ -163,7 +167,8 @@ class Measured:
 def episteme(home: Path, args: list[str], workers: list[int] | None = None) -> Measured:
     """``episteme --json ARGS`` as a new process. ``workers``: pids of long-lived worker processes
     (Dask) whose peak is reset before and read after; without them, the command's descendants are
-    sampled (the local pool)."""
+    sampled (the local pool). The command's own peak is its VmHWM, sampled: wait4's ru_maxrss would
+    count the pages of this process, which the child had between fork and exec."""
     before = {pid: cpu_seconds(pid) for pid in workers or ()}
     for pid in workers or ():
         reset_peak(pid)
@@ -172,10 +177,10 @@ def episteme(home: Path, args: list[str], workers: list[int] | None = None) -> M
         proc = subprocess.Popen([sys.executable, "-m", "episteme_core", "--home", str(home), "--json",
                                  "--progress", "never", *args], stdout=out, stderr=err, stdin=null,
                                 env=CHILD_ENV)
-        sampler = None if workers else TreeSampler(proc.pid)
+        sampler = TreeSampler(proc.pid)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - started
-        sampled = sampler.stop() if sampler else {}
+        sampled = sampler.stop()
         out.seek(0)
         err.seek(0)
         if status != 0:
@@ -186,9 +191,8 @@ def episteme(home: Path, args: list[str], workers: list[int] | None = None) -> M
         worker_cpu = sum(cpu_seconds(pid) - before[pid] for pid in workers)
     else:
         worker_mib = sorted((kib / 1024 for kib in sampled.values()), reverse=True)
-        worker_cpu = sum(sampler.cpus.values()) if sampler else 0.0
-    return Measured(wall, usage.ru_utime + usage.ru_stime, worker_cpu, usage.ru_maxrss / 1024, worker_mib,
-                    data)
+        worker_cpu = sum(sampler.cpus.values())
+    return Measured(wall, usage.ru_utime + usage.ru_stime, worker_cpu, sampler.own / 1024, worker_mib, data)
 
 
 class tempfile_pair:
@@ -308,6 +312,9 @@ def stage_runs(home: Path, stage: str, cluster: DaskProcesses, modes: list[str],
     target = home / ("chunks" if stage == "chunk" else "shards")
     folder = home / f"{target.name}-new"
     for mode in modes:
+        if reference and shutil.disk_usage(home).free < reference[2] + 2 * 1024 * MIB:
+            raise SystemExit(f"{stage} {MODES[mode]}: less than its {reference[2] / MIB:,.0f} MiB "
+                             "and 2 GiB to spare are free on the disk")
         if stage == "chunk":
             args = ["chunk", "--chunks", str(folder)]
         else:
@@ -442,7 +449,7 @@ def report(chunks: int, corpus_s: float | None, runs: dict[str, list[Run]],
     written = "written earlier" if corpus_s is None else f"written in {corpus_s:.0f} s in process"
     print(f"{chunks:,} chunks (the synthetic corpus of bench/retrieval.py; documents {written}), each "
           f"command a new process; {loads['build']}:\n")
-    print("| step | how | wall | CPU: command / workers | peak RSS, command (wait4) "
+    print("| step | how | wall | CPU: command / workers | peak RSS, command "
           "| peak RSS, workers | output |")
     print("|---|---|---:|---:|---:|---:|---|")
     for stage, rows in runs.items():
