@@ -303,7 +303,7 @@ Run = tuple[str, Measured, tuple[str, int, int]]  # (how, the run, the output fo
 
 
 def stage_runs(home: Path, stage: str, cluster: DaskProcesses, modes: list[str],
-               reference: tuple[str, int, int] | None = None) -> list[Run]:
+               reference: tuple[str, int, int] | None = None, keep: bool = True) -> list[Run]:
     """``stage`` (chunk or index) run each of ``modes`` ways, each into an empty folder, its bytes
     compared with ``reference`` (else the first run's). The first folder becomes the home's own
     (``HOME/chunks``, ``HOME/shards``) when it has none; the others are deleted once hashed (at 5M
@@ -334,7 +334,7 @@ def stage_runs(home: Path, stage: str, cluster: DaskProcesses, modes: list[str],
         reference = reference or digest
         if digest != reference:
             raise SystemExit(f"{stage} {MODES[mode]} wrote other bytes: {digest} != {reference}")
-        if target.exists():
+        if target.exists() or not keep:
             shutil.rmtree(folder)
         else:
             os.replace(folder, target)
@@ -529,7 +529,9 @@ def build(options: argparse.Namespace) -> None:
         print(json.dumps({"queries": {k: [statistics.median(v.walls), percentile(v.walls, 0.9)]
                                       if isinstance(v, Warm) else v for k, v in queries.items()}}),
               file=sys.stderr, flush=True)
-        runs["index"] += stage_runs(home, "index", cluster, modes[1:], runs["index"][0][2])
+        if not options.keep:
+            shutil.rmtree(home / "shards")  # queried: the disk then holds one set of shards at a time
+        runs["index"] += stage_runs(home, "index", cluster, modes[1:], runs["index"][0][2], options.keep)
         loads["build"] += f", {load()} after"
     finally:
         if cluster is not None:
