@@ -18,9 +18,9 @@ this process's pages, which the child holds between fork and exec); the workers'
 for the pool, every descendant process's VmHWM and CPU time sampled from /proc every 100 ms; for
 Dask, each worker process's VmHWM, reset (``/proc/PID/clear_refs``) before the command and read
 after it, and its CPU time before and after. The outputs must be the same bytes (sha256 of every
-file of the folder); the bench stops otherwise. The first output becomes the home's own stage; the
-others are deleted once hashed. The query rows run on the first index build's shards, before the
-other index builds (``--modes`` orders them).
+file of the folder); the bench stops otherwise. Each output is deleted once hashed, but the last
+chunks and the last shards, which become the home's own stage. The query rows run on the first
+index build's shards, before the other index builds (``--modes`` orders them).
 
 Then query latency on the shards: a cold CLI ``query`` (a new process, median over the questions)
 here and with ``--executor dask://``, a warm in-process shard search (median, p90) here and fanned
@@ -305,9 +305,9 @@ Run = tuple[str, Measured, tuple[str, int, int]]  # (how, the run, the output fo
 def stage_runs(home: Path, stage: str, cluster: DaskProcesses, modes: list[str],
                reference: tuple[str, int, int] | None = None, keep: bool = True) -> list[Run]:
     """``stage`` (chunk or index) run each of ``modes`` ways, each into an empty folder, its bytes
-    compared with ``reference`` (else the first run's). The first folder becomes the home's own
-    (``HOME/chunks``, ``HOME/shards``) when it has none; the others are deleted once hashed (at 5M
-    chunks the disk holds one copy of each stage, not two)."""
+    compared with ``reference`` (else the first run's). With ``keep`` the last folder becomes the
+    home's own (``HOME/chunks``, ``HOME/shards``); every other one is deleted once hashed, so the
+    disk holds one copy of the stage at a time (at 5M chunks a copy is about 9 and 12 GB)."""
     runs: list[Run] = []
     target = home / ("chunks" if stage == "chunk" else "shards")
     folder = home / f"{target.name}-new"
@@ -334,10 +334,10 @@ def stage_runs(home: Path, stage: str, cluster: DaskProcesses, modes: list[str],
         reference = reference or digest
         if digest != reference:
             raise SystemExit(f"{stage} {MODES[mode]} wrote other bytes: {digest} != {reference}")
-        if target.exists() or not keep:
-            shutil.rmtree(folder)
-        else:
+        if keep and mode == modes[-1]:
             os.replace(folder, target)
+        else:
+            shutil.rmtree(folder)
     return runs
 
 
@@ -529,9 +529,9 @@ def build(options: argparse.Namespace) -> None:
         print(json.dumps({"queries": {k: [statistics.median(v.walls), percentile(v.walls, 0.9)]
                                       if isinstance(v, Warm) else v for k, v in queries.items()}}),
               file=sys.stderr, flush=True)
-        if not options.keep:
+        if modes[1:]:
             shutil.rmtree(home / "shards")  # queried: the disk then holds one set of shards at a time
-        runs["index"] += stage_runs(home, "index", cluster, modes[1:], runs["index"][0][2], options.keep)
+            runs["index"] += stage_runs(home, "index", cluster, modes[1:], runs["index"][0][2])
         loads["build"] += f", {load()} after"
     finally:
         if cluster is not None:
