@@ -3,7 +3,8 @@
 Builds one home from the files of ``../shared/corpus`` through the CLI (specs, RFCs and PDFs with
 `pipeline --map`, the books with `ingest books`, the Claude transcripts with `ingest claude`), asks
 every question of ``../shared/eval/dev-questions.jsonl`` through the CLI (`query --json` and `ask
---json`), and prints hit@1, hit@5, hit@10 and MRR overall, per kind and per difficulty for:
+--json`), and prints hit@1, hit@5, hit@10 and MRR overall, per kind, per difficulty and per half
+(questions of even and of odd number: a change is kept only when it hurts neither) for:
 
 - `query`, whole result: the result's text (a chunk, or a run of paragraphs for records) holds an
   answer phrase (asked with the largest `--max-chars`, so the snippet is the whole text);
@@ -214,7 +215,17 @@ def groups(questions: list[dict[str, Any]], scope: set[str] | None = None) -> di
         out[SCOPED] = [i for i in out["book+chat"] if questions[i]["id"] in scope]
     for level in ("easy", "hard"):
         out[level] = [i for i, q in enumerate(questions) if q["difficulty"] == level]
+    # two halves by the parity of the question's number: a change tuned on the set is kept only when
+    # it hurts neither half (a guard against fitting the dev questions)
+    for name, parity in (("half: even id", 0), ("half: odd id", 1)):
+        out[name] = [i for i, q in enumerate(questions) if _number(q["id"]) % 2 == parity]
     return out
+
+
+def _number(question_id: str) -> int:
+    """The number in a question id ("d07" -> 7; 0 when it has none)."""
+    digits = re.sub("[^0-9]", "", question_id)
+    return int(digits) if digits else 0
 
 
 def measures(ranks: list[int | None], members: list[int]) -> dict[str, float]:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from episteme_core.errors import EpistemeError
-from episteme_core.index.analyzer import words
+from episteme_core.index.analyzer import query_term_weights, words
 from episteme_core.index.proximity import RERANK_DEPTH
 from episteme_core.search import Filters, Hit
 from episteme_core.store.home import Home
@@ -372,6 +372,8 @@ def query(
     scored, phrases = parse_term(text)
     languages = shard_set.languages
     terms = shard_set.terms(scored)
+    term_weights = {term: weight for term, weight in query_term_weights(scored, languages).items()
+                    if weight != 1.0 and term in terms}
     phrase_words = [words(p) for p in phrases]
     phrase_words = [p for p in phrase_words if p]
     exact_words = set(words(scored)) if exact else set()
@@ -396,9 +398,9 @@ def query(
     total_exact = True
     if checking:
         page, total, total_exact, more = _checked(shard_set, terms, required, filters, offset, limit,
-                                                  exact_words, phrase_words)
+                                                  exact_words, phrase_words, term_weights)
     else:
-        page, total, more = _merged_page(shard_set, terms, filters, offset, limit)
+        page, total, more = _merged_page(shard_set, terms, filters, offset, limit, term_weights)
     if not page:
         if total == 0:
             what = " with these filters" if filters.to_json() else ""
@@ -420,18 +422,26 @@ def query(
     )
 
 
+def _weighing(weights: dict[str, float] | None) -> dict[str, Any]:
+    """``search``'s keyword for term weights: none when every term weighs 1, so a set whose
+    ``search`` predates ``weights`` (a plugin's) still answers the queries that need none."""
+    return {"weights": weights} if weights else {}
+
+
 def _merged_page(shard_set: SearchableShards, terms: list[str], filters: Filters, offset: int,
-                 limit: int) -> tuple[list[tuple[Hit, Passage]], int, bool]:
+                 limit: int, weights: dict[str, float] | None = None,
+                 ) -> tuple[list[tuple[Hit, Passage]], int, bool]:
     """A page of passages, reranked by proximity (``index.proximity``), overlapping runs joined
     (``runs.merge_overlapping``), the number of matching units, and whether passages follow the page.
-    Fetches more hits until the page is full."""
+    Fetches more hits until the page is full. ``weights``: terms that weigh other than 1
+    (``analyzer.query_term_weights``)."""
     from episteme_core.index.runs import MERGED_CHARS, merge_overlapping
 
     need = offset + limit
     k = max(2 * need + 10, RERANK_DEPTH)
     bonuses: dict[tuple[str, int], float] = {}  # (shard, unit) -> proximity bonus, kept as k grows
     while True:
-        hits, total = shard_set.search(terms, k, filters)
+        hits, total = shard_set.search(terms, k, filters, **_weighing(weights))
         rows = [shard_set.shard(hit.shard).shown_rows(hit, filters) for hit in hits]
         texts: dict[tuple[str, int], dict[str, Any]] = {}
         for hit, shown in zip(hits, rows, strict=True):
@@ -495,8 +505,8 @@ def _reranked(hits: list[Hit], extra: list[Any], head: list[str], terms: list[st
 
 
 def _checked(shard_set: SearchableShards, terms: list[str], required: list[str], filters: Filters,
-             offset: int, limit: int, exact_words: set[str],
-             phrases: list[list[str]]) -> tuple[list[tuple[Hit, Passage]], int, bool, bool]:
+             offset: int, limit: int, exact_words: set[str], phrases: list[list[str]],
+             weights: dict[str, float] | None = None) -> tuple[list[tuple[Hit, Passage]], int, bool, bool]:
     """A page of passages holding the exact words and phrases, best first, overlapping runs joined
     as other queries join them; the number of holding passages (before joining); whether that number
     is exact; whether passages follow the page. Candidates hold every required term; the best
@@ -504,7 +514,7 @@ def _checked(shard_set: SearchableShards, terms: list[str], required: list[str],
     ``MAX_CHECKED`` of them."""
     from episteme_core.index.runs import MERGED_CHARS, merge_overlapping
 
-    hits, candidates = shard_set.search(terms, MAX_CHECKED, filters, required=required)
+    hits, candidates = shard_set.search(terms, MAX_CHECKED, filters, required=required, **_weighing(weights))
     head = [passage_of(shard_set.shard(hit.shard), hit, filters) for hit in hits[:RERANK_DEPTH]]
     hits, known = _reranked(hits, [*head, *([None] * (len(hits) - len(head)))], [p.text for p in head],
                             terms, shard_set.languages, {})

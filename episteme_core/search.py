@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
@@ -74,6 +74,19 @@ class Hit:
     unit: int = -1
 
 
+def weighted_idf(idf: Callable[[Sequence[str], Sequence[Any]], dict[str, float]], terms: Sequence[str],
+                 searched: Sequence[Any],
+                 weights: Mapping[str, float] | None = None) -> dict[str, float] | None:
+    """What a search passes each shard as ``idf``: the terms' idf over every shard searched (``idf``,
+    a set's ``ShardSet.idf``) when there are several, each times its weight (``weights``, 1 when
+    absent); None when one shard is searched and no weight differs from 1 (scores as stored)."""
+    weighted = {term: weight for term, weight in (weights or {}).items() if weight != 1.0 and term in terms}
+    if len(searched) <= 1 and not weighted:
+        return None
+    over = idf(terms, searched)
+    return {term: value * weighted.get(term, 1.0) for term, value in over.items()}
+
+
 def bm25_idf(units: int, df: int) -> float:
     """BM25's (lucene) idf of a term held by ``df`` of ``units`` scored units."""
     return math.log(1 + (units - df + 0.5) / (df + 0.5))
@@ -124,18 +137,19 @@ class ShardSet:
 
     def search(
         self, query: str | Sequence[str], k: int, filters: Filters | None = None, *,
-        required: Sequence[str] = (),
+        required: Sequence[str] = (), weights: Mapping[str, float] | None = None,
     ) -> tuple[list[Hit], int]:
         """The best ``k`` hits over every shard (``filters.source`` selects shards), each shard
         searched on its own and the hits merged by (-score, chunk id), and how many units matched;
-        ``required`` terms must all be in a hit. Where the shards take ``floor`` (``floors``), each
+        ``required`` terms must all be in a hit; ``weights`` (term -> factor, 1 when absent) scale
+        each term's scores (``weighted_idf``). Where the shards take ``floor`` (``floors``), each
         is given the k-th best score of the shards before it: a hit below it cannot rank, so the
         shard need not build it (the hits and the total are the same)."""
         terms = self.terms(query) if isinstance(query, str) else sorted(set(query))
         sources = None if filters is None else filters.source
         searched = [shard for shard in self.shards if sources is None or shard.source in sources]
         options = self.rank_options(terms, searched)
-        idf = self.idf(terms, searched) if len(searched) > 1 else None
+        idf = weighted_idf(self.idf, terms, searched, weights)
         merged: list[Hit] = []
         total = 0
         best: list[float] = []  # the k best scores so far, a heap

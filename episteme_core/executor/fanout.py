@@ -40,8 +40,11 @@ class FannedShards:
         return getattr(self._inner, name)
 
     def search(self, query: str | Sequence[str], k: int, filters: Filters | None = None, *,
-               required: Sequence[str] = ()) -> tuple[list[Hit], int]:
+               required: Sequence[str] = (),
+               weights: Mapping[str, float] | None = None) -> tuple[list[Hit], int]:
         """The best ``k`` hits over every shard and how many units matched (``ShardSet.search``)."""
+        from episteme_core.search import weighted_idf
+
         inner = self._inner
         terms = inner.terms(query) if isinstance(query, str) else sorted(set(query))
         sources = None if filters is None else filters.source
@@ -51,7 +54,7 @@ class FannedShards:
         rank_options = getattr(inner, "rank_options", None)
         options = dict(rank_options(terms, searched)) if callable(rank_options) else {}
         options.pop("floor", None)
-        idf = inner.idf(terms, searched) if len(searched) > 1 else None
+        idf = weighted_idf(inner.idf, terms, searched, weights)
         answers = self.executor.ask_shards(searched, ranked_on_shard, terms, k, filters, tuple(required),
                                            idf, options)
         merged = [hit for hits, _ in answers for hit in hits]

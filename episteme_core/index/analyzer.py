@@ -59,6 +59,7 @@ _DIGIT_CHARS = "0123456789"
 _LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 MAX_MIXED_PARTS = 3  # a word of more parts (a hash, a serial number) adds none
 # A word behind a sigil: JSON-LD keywords (@vocab), issue numbers (#1343), variables ($HOME).
+_SIGILS = frozenset("@#$")
 _SIGILED = re.compile(r"(?<![A-Za-z0-9@#$])[@#$][A-Za-z0-9][A-Za-z0-9_]*")
 # English stop words left out of queries (NLTK's list): question words, pronouns, auxiliaries.
 QUERY_STOPWORDS = frozenset("""
@@ -311,6 +312,29 @@ def query_terms_for(text: str, languages: Iterable[str]) -> list[str]:
     for language in languages:
         terms.update(tokenize(text, language, QUERY_STOPWORDS))
     return sorted(terms)
+
+
+# A query term that only an identifier adds (the whole of ``64-bit``, the parts of ``JavaScript``) weighs
+# this much of a word: it repeats what the query's own words already say (measured, docs/benchmarks.md).
+IDENTIFIER_TERM_WEIGHT = 0.5
+
+
+def query_term_weights(text: str, languages: Iterable[str]) -> dict[str, float]:
+    """The weight of each of the query's terms (``query_terms_for``): 1 for a word of the query and a
+    word behind a sigil (``@type``), ``IDENTIFIER_TERM_WEIGHT`` for a term that only an identifier
+    adds (the whole of a joined run, the parts of a camelCase or letter-digit word). Without it one
+    word such as ``JavaScript`` counts three times (``javascript``, ``java``, ``script``)."""
+    languages = list(languages)
+    terms = query_terms_for(text, languages)
+    found = [word for word in words(text) if word not in QUERY_STOPWORDS] or words(text)
+    added = [word for word in identifier_words(text)
+             if word not in QUERY_STOPWORDS and word[:1] not in _SIGILS]
+    own: set[str] = set()
+    extra: set[str] = set()
+    for language in languages:
+        own.update(stem_words(found, language))
+        extra.update(stem_words(added, language))
+    return {term: IDENTIFIER_TERM_WEIGHT if term in extra and term not in own else 1.0 for term in terms}
 
 
 def word_spans(text: str) -> list[tuple[int, int, str]]:

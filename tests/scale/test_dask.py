@@ -62,6 +62,9 @@ def test_a_query_fans_out_to_every_shard(tmp_path: Path, cluster: str) -> None:
         spread = fanned(shards, executor)
         for terms in (["alpha1"], ["beta7", "gamma9"], ["nothing-here"]):
             assert spread.search(terms, 7) == shards.search(terms, 7)
+        weights = {"gamma9": 0.5}  # query weighs terms only identifiers add so: the same on workers
+        assert spread.search(["beta7", "gamma9"], 7, weights=weights) == shards.search(
+            ["beta7", "gamma9"], 7, weights=weights) != shards.search(["beta7", "gamma9"], 7)
         def worker_of(shard: object) -> int:  # pickled by value: the workers cannot import this module
             return __import__("os").getpid()
 

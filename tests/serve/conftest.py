@@ -83,6 +83,13 @@ class Served:
     def log(self) -> str:
         return "".join(self.stderr)
 
+    def log_when(self, *needles: str, timeout: float = 10) -> str:
+        """The log once it holds every needle (stderr is read by a thread, after the reply)."""
+        deadline = time.monotonic() + timeout
+        while not all(needle in self.log() for needle in needles) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return self.log()
+
 
 def child_env(extra: dict[str, str] | None = None, *, sample_plugin: bool = False) -> dict[str, str]:
     # The builtins only (and the sample plugin when asked), whatever else is installed.

@@ -108,7 +108,7 @@ def test_sigterm_mid_call_lets_the_call_finish_then_exits_143(example_home: Path
     assert response.status_code == 200
     assert response.json()["result"]["structuredContent"]["word"] == "drain"
     assert status == 143
-    assert "cancelled by SIGTERM" in served.log()
+    assert "cancelled by SIGTERM" in served.log_when("cancelled by SIGTERM")
     with pytest.raises(httpx.ConnectError):
         httpx.get(served.base + "/health", timeout=5)
 

@@ -28,7 +28,8 @@ def test_the_plugin_tool_is_listed_beside_the_builtins(served: Served) -> None:
 
 
 def test_an_object_that_is_not_a_tool_is_left_out_with_a_warning(served: Served) -> None:
-    assert "tool 'sample-not-a-tool' of plugin sample is not served: it has no description" in served.log()
+    warning = "tool 'sample-not-a-tool' of plugin sample is not served: it has no description"
+    assert warning in served.log_when(warning)
 
 
 def test_hook_episteme_tools(served: Served) -> None:
@@ -55,7 +56,8 @@ def test_a_plugin_crash_is_an_internal_error_and_the_server_keeps_serving(served
     assert result.is_error
     error = result.structured_content["error"]
     assert error["code"] == "INTERNAL_ERROR" and error["message"] == "RuntimeError: the sample tool crashed"
-    assert "tool sample-echo failed" in served.log() and "Traceback" in served.log()
+    log = served.log_when("tool sample-echo failed", "Traceback")
+    assert "tool sample-echo failed" in log and "Traceback" in log
     assert mcp_call(served.url, "sample-echo", {"word": "again"}).structured_content["word"] == "again"
 
 
