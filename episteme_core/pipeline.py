@@ -44,6 +44,7 @@ class PipelineOptions:
     executor: ExecutorSpec | None = None  # where extract, chunk and index run (None: this process)
     rehash: bool = False  # hash every local file of a map, trusting no recorded stat (``--rehash``)
     indexer: str | None = None  # the indexer (``--indexer``; default: config.json's, else bm25)
+    list_unchanged: bool = False  # a map's unchanged files get report rows too (``--list-unchanged``)
 
 
 def _capture(ctx: RunContext, options: PipelineOptions) -> Any:
@@ -65,7 +66,7 @@ def _capture(ctx: RunContext, options: PipelineOptions) -> Any:
                                 max_sources=options.max_sources, rehash=options.rehash)
     return manual_ingest(ctx.home, mapped, options.root, max_bytes=options.max_bytes, progress=update,
                          warn=ctx.warn, command=ctx.command, confine_absolute=options.confine_absolute,
-                         rehash=options.rehash, stats=stats)
+                         rehash=options.rehash, stats=stats, list_unchanged=options.list_unchanged)
 
 
 def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:

@@ -135,6 +135,7 @@ def _configure_manual(parser: argparse.ArgumentParser) -> None:
     add_max_bytes(parser, "most bytes per local file")
     add_input_bounds(parser)
     add_rehash_option(parser)
+    add_list_unchanged_option(parser)
     _add_snapshots_option(parser)
 
 
@@ -143,6 +144,13 @@ def add_rehash_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rehash", action="store_true",
                         help="hash every local file again, even where its size, times and inode match "
                              "those recorded when it was last hashed")
+
+
+def add_list_unchanged_option(parser: argparse.ArgumentParser) -> None:
+    """``--list-unchanged`` (shared with ``pipeline``): a row per unchanged file in the report too."""
+    parser.add_argument("--list-unchanged", action="store_true",
+                        help="list every unchanged file in the report (by default they are only counted: "
+                             "data.sources holds the captured and failed files)")
 
 
 def _run_manual(args: argparse.Namespace, ctx: Context) -> Outcome:
@@ -155,7 +163,8 @@ def _run_manual(args: argparse.Namespace, ctx: Context) -> Outcome:
     with ctx.writing():
         report = manual_ingest(ctx.home, entries, root, max_bytes=args.max_bytes,
                                progress=_progress(ctx), warn=ctx.warn, command=ctx.command,
-                               confine_absolute=args.root is not None, rehash=args.rehash, stats=stats)
+                               confine_absolute=args.root is not None, rehash=args.rehash, stats=stats,
+                               list_unchanged=args.list_unchanged)
     return Outcome(data=report.data(), text=report.text("Ingested"))
 
 

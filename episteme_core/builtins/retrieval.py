@@ -148,6 +148,7 @@ def _configure_pipeline(parser: argparse.ArgumentParser) -> None:
     from episteme_core.builtins.capture import (
         add_fetch_options,
         add_input_bounds,
+        add_list_unchanged_option,
         add_max_bytes,
         add_rehash_option,
     )
@@ -170,6 +171,7 @@ def _configure_pipeline(parser: argparse.ArgumentParser) -> None:
     add_input_bounds(parser)
     add_chunk_options(parser)
     add_rehash_option(parser)
+    add_list_unchanged_option(parser)
     add_executor_options(parser)
     add_indexer_option(parser)
 
@@ -181,7 +183,8 @@ def _run_pipeline(args: argparse.Namespace, ctx: Context) -> Outcome:
 
     common = {"max_input_bytes": args.max_input_bytes, "max_sources": args.max_sources,
               "max_chars": args.max_chars, "overlap_chars": args.overlap_chars, "chunker": args.chunker,
-              "executor": executor_spec_of(args), "rehash": args.rehash, "indexer": args.indexer}
+              "executor": executor_spec_of(args), "rehash": args.rehash, "indexer": args.indexer,
+              "list_unchanged": args.list_unchanged}
     if args.manifest is not None:
         options = PipelineOptions(manifest=args.manifest, fetch=fetch_settings(args),
                                   fail_fast=args.fail_fast, **common)

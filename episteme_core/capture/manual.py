@@ -57,7 +57,7 @@ def _suffix(local_path: str) -> str:
 def check_file(
     root: Path, entry: MapEntry, max_bytes: int, what: str = "map", *, confine_absolute: bool = True,
     resolved: dict[str, str] | None = None,
-) -> tuple[Path, int, os.stat_result]:
+) -> tuple[str, int, os.stat_result]:
     """The file of ``entry`` (its path, size and stat): a regular file within ``max_bytes``, or a
     named error.
 
@@ -68,9 +68,9 @@ def check_file(
     each folder once).
     """
     absolute = entry.local_path.startswith("/")  # PurePosixPath(...).is_absolute()
-    path = Path(entry.local_path) if absolute else root / entry.local_path
+    path = entry.local_path if absolute else _joined(root, entry.local_path)
     where = f"{what}[{entry.index}].localPath"
-    details = {"entry": entry.index, "field": "localPath", "path": str(path)}
+    details = {"entry": entry.index, "field": "localPath", "path": path}
     try:
         info = os.lstat(path)
     except FileNotFoundError:
@@ -88,7 +88,7 @@ def check_file(
         )
     if not absolute or confine_absolute:
         real_root = _real(str(root), resolved)
-        folder, _, name = str(path).rpartition("/")
+        folder, _, name = path.rpartition("/")
         real_path = _real(folder or "/", resolved).rstrip("/") + "/" + name  # the file is no symlink
         if real_path != real_root and not real_path.startswith(real_root.rstrip("/") + "/"):
             how = "is outside --root" if absolute else "leaves the root through a symlinked folder"
@@ -103,6 +103,15 @@ def check_file(
             hint="raise --max-bytes if this file is expected",
         )
     return path, info.st_size, info
+
+
+def _joined(root: Path, local_path: str) -> str:
+    """``str(root / local_path)`` without building a path object (a map may name many files)."""
+    base = str(root)
+    if ("//" in local_path or local_path.endswith(("/", "/.")) or "/./" in local_path
+            or local_path.startswith("./") or local_path in ("", ".") or base == "."):
+        return str(root / local_path)  # pathlib's normalisation of odd spellings
+    return f"{base}/{local_path}" if base != "/" else f"/{local_path}"
 
 
 def _real(folder: str, cache: dict[str, str] | None) -> str:
@@ -144,12 +153,15 @@ def manual_ingest(
     confine_absolute: bool = True,
     rehash: bool = False,
     stats: StatCache | None = None,
+    list_unchanged: bool = True,
 ) -> RunReport:
     """Ingest every map entry (call inside ``with ctx.writing():``); a bad entry fails the whole run.
 
     ``confine_absolute=False`` (``manual-ingest`` without ``--root``) accepts absolute paths anywhere.
     ``rehash`` hashes every file, trusting no recorded stat; ``stats`` is the cache ``read_map_of``
-    returned with the entries (else the home's is read here).
+    returned with the entries (else the home's is read here). ``list_unchanged=False`` leaves the
+    rows of unchanged sources out of the report (they are counted): a re-run over a large map then
+    costs a stat and a lookup per unchanged file, and its report stays small.
     """
     from episteme_core.capture.statcache import StatCache
 
@@ -159,54 +171,91 @@ def manual_ingest(
                                    resolved=folders)) for entry in entries]
     total = len(checked)
     results: list[SourceResult] = []
+    unlisted = 0
     stats = stats if stats is not None else StatCache(home, trust=not rehash)
     with SnapshotWriter(home, command) as writer:
+        blob_root = str(writer.blobs.root)
         for number, (entry, path, _size, info) in enumerate(checked, start=1):
             report("manual-ingest", number - 1, total, "started", entry.source_url)
-            (sha, length), trusted = _content(writer, stats, path, info, max_bytes)
             media, charset = content_type_for(entry)
-            identity = SnapshotIdentity(
-                capture_kind="file", source=entry.source_url, final_url=entry.source_url,
-                content_type=media, charset=charset, byte_length=length, content_sha256=sha,
-            )
-            as_ingested = [entry.source_url, media, charset]
-            known_id = stats.snapshot_id(path, as_ingested) if trusted else None
-            snapshot_id = known_id or identity.snapshot_id
-            if known_id is None:
-                stats.note_snapshot_id(path, as_ingested, snapshot_id)
-            options = {"fragment": entry.fragment} if entry.fragment else {}
-            state = writer.state(entry.source_url)
-            previous: str | None
-            if state is not None and state.latest == snapshot_id and state.options == options:
-                # still the source's latest representation: nothing to store, log or read back
-                status, snapshot_id, previous = "unchanged", state.latest, state.latest
+            if not charset and not list_unchanged and _still_latest(writer, stats, blob_root, entry, path,
+                                                                    info, media):
+                unlisted += 1  # a stat, a lookup: the file and its source are as last recorded
+                report("manual-ingest", number, total, "completed", f"{entry.source_url}: unchanged")
+                continue
+            result = _ingest_one(writer, stats, entry, path, info, media, charset, max_bytes, warn)
+            if result.status != "unchanged" or list_unchanged:
+                results.append(result)
             else:
-                observation = writer.observe(
-                    identity, options=options, attributes={"localPath": entry.local_path}
-                )
-                status, snapshot_id, previous = (observation.status, observation.record.id,
-                                                 observation.previous)
-            warnings: list[dict[str, str]] = []
-            if charset:
-                with open(open_regular(path, follow_symlinks=False), "rb") as handle:
-                    sample = handle.read(_TEXT_SAMPLE)
-                warnings = charset_warnings(media, charset, sample, final=len(sample) < _TEXT_SAMPLE)
-            for item in warnings:
-                if warn is not None:
-                    warn(item["code"], f"{entry.source_url}: {item['message']}", source=entry.source_url)
-            results.append(SourceResult(
-                entry=entry.index, source=entry.source_url, status=status,
-                snapshot_id=snapshot_id, previous_snapshot_id=previous,
-                final_url=entry.source_url, content_type=media, charset=charset, bytes=length,
-                local_path=entry.local_path, warnings=warnings,
-            ))
-            report("manual-ingest", number, total, "completed", f"{entry.source_url}: {status}")
-        done = finish(writer, command, results)
+                unlisted += 1
+            report("manual-ingest", number, total, "completed", f"{entry.source_url}: {result.status}")
+        done = finish(writer, command, results, unlisted=None if list_unchanged else unlisted)
     stats.save()
     return done
 
 
-def _content(writer: SnapshotWriter, stats: StatCache, path: Path, info: os.stat_result,
+def _still_latest(writer: SnapshotWriter, stats: StatCache, blob_root: str, entry: MapEntry, path: str,
+                  info: os.stat_result, media: str) -> bool:
+    """Whether the file's stat, content and snapshot id are those recorded and that snapshot is still
+    its source's latest with the same options (then nothing is read, stored or logged for it)."""
+    known = stats.unchanged(path, info, [entry.source_url, media, None])
+    if known is None:
+        return False
+    sha, length, snapshot_id = known
+    state = writer.state(entry.source_url)
+    if state is None or state.latest != snapshot_id:
+        return False
+    if state.options != ({"fragment": entry.fragment} if entry.fragment else {}):
+        return False
+    try:
+        return os.stat(f"{blob_root}/{sha[:2]}/{sha}").st_size == length
+    except OSError:
+        return False
+
+
+def _ingest_one(writer: SnapshotWriter, stats: StatCache, entry: MapEntry, path: str, info: os.stat_result,
+                media: str, charset: str | None, max_bytes: int, warn: WarnFn | None) -> SourceResult:
+    """One map entry: its content (hashed unless the stat cache vouches for it), observed as its
+    source's latest snapshot; the result row."""
+    (sha, length), trusted = _content(writer, stats, path, info, max_bytes)
+    identity = SnapshotIdentity(
+        capture_kind="file", source=entry.source_url, final_url=entry.source_url,
+        content_type=media, charset=charset, byte_length=length, content_sha256=sha,
+    )
+    as_ingested = [entry.source_url, media, charset]
+    known_id = stats.snapshot_id(path, as_ingested) if trusted else None
+    snapshot_id = known_id or identity.snapshot_id
+    if known_id is None:
+        stats.note_snapshot_id(path, as_ingested, snapshot_id)
+    options = {"fragment": entry.fragment} if entry.fragment else {}
+    state = writer.state(entry.source_url)
+    previous: str | None
+    if state is not None and state.latest == snapshot_id and state.options == options:
+        # still the source's latest representation: nothing to store, log or read back
+        status, snapshot_id, previous = "unchanged", state.latest, state.latest
+    else:
+        observation = writer.observe(
+            identity, options=options, attributes={"localPath": entry.local_path}
+        )
+        status, snapshot_id, previous = (observation.status, observation.record.id,
+                                         observation.previous)
+    warnings: list[dict[str, str]] = []
+    if charset:
+        with open(open_regular(path, follow_symlinks=False), "rb") as handle:
+            sample = handle.read(_TEXT_SAMPLE)
+        warnings = charset_warnings(media, charset, sample, final=len(sample) < _TEXT_SAMPLE)
+    for item in warnings:
+        if warn is not None:
+            warn(item["code"], f"{entry.source_url}: {item['message']}", source=entry.source_url)
+    return SourceResult(
+        entry=entry.index, source=entry.source_url, status=status,
+        snapshot_id=snapshot_id, previous_snapshot_id=previous,
+        final_url=entry.source_url, content_type=media, charset=charset, bytes=length,
+        local_path=entry.local_path, warnings=warnings,
+    )
+
+
+def _content(writer: SnapshotWriter, stats: StatCache, path: str, info: os.stat_result,
              max_bytes: int) -> tuple[tuple[str, int], bool]:
     """The (sha256, length) of a checked file, its bytes in the blob store, and whether the stat
     cache vouched for them: when the file's stat is the one recorded and its blob is stored at its

@@ -58,6 +58,7 @@ class RunReport:
     counts: dict[str, int]
     committed: bool
     fingerprint: str | None
+    unchanged_listed: bool = True  # False: the rows of unchanged sources were left out (counted only)
 
     def data(self) -> dict[str, Any]:
         data: dict[str, Any] = unstructure(self)
@@ -110,11 +111,16 @@ def charset_warnings(
 
 
 def finish(
-    writer: SnapshotWriter, command: str, results: list[SourceResult], *, all_failed_fails: bool = True
+    writer: SnapshotWriter, command: str, results: list[SourceResult], *, all_failed_fails: bool = True,
+    unlisted: int | None = None,
 ) -> RunReport:
-    """Commit unless every source failed (then raise the first failure, committing nothing)."""
+    """Commit unless every source failed (then raise the first failure, committing nothing).
+
+    ``unlisted``: the count of unchanged sources whose rows were left out of ``results`` (None:
+    every source has its row)."""
     counts = counts_of(results)
-    if all_failed_fails and results and counts["failed"] == len(results):
+    counts["unchanged"] += unlisted or 0
+    if all_failed_fails and results and counts["failed"] == sum(counts.values()):
         first = results[0]
         raise EpistemeError(
             first.code or "SOURCE_UNAVAILABLE",
@@ -123,7 +129,8 @@ def finish(
         )
     index = writer.commit()
     fingerprint = index.fingerprint if index else writer.catalog.fingerprint
-    return RunReport(command, results, counts, index is not None, fingerprint)
+    return RunReport(command, results, counts, index is not None, fingerprint,
+                     unchanged_listed=unlisted is None)
 
 
 def fail_fast_error(result: SourceResult, results: list[SourceResult]) -> EpistemeError:

@@ -161,6 +161,26 @@ class StatCache:
             return None
         return str(found[4]), int(found[0])
 
+    def unchanged(self, path: Path | str, info: os.stat_result,
+                  identity: list[Any]) -> tuple[str, int, str] | None:
+        """(sha256, length, snapshot id) recorded for ``path`` when its stat ``info`` is unchanged and
+        it was last ingested with ``identity`` (source, media type, charset); else None. One lookup:
+        what a re-run asks of each of many unchanged files."""
+        if not self.trust:
+            return None
+        key = self.key(path)
+        found = self._files.get(key)
+        if (type(found) is not list or len(found) != 9 or found[0] != info.st_size
+                or found[1] != info.st_mtime_ns or found[2] != info.st_ctime_ns or found[3] != info.st_ino
+                or found[5:8] != identity or not stat.S_ISREG(info.st_mode)):
+            return None
+        sha, snapshot_id = found[4], found[8]
+        # the four stat fields equal ints and the identity equals strings: what is left to check
+        if type(sha) is not str or type(snapshot_id) is not str or not (_HEX.fullmatch(sha)
+                                                                       and _HEX.fullmatch(snapshot_id)):
+            return None
+        return sha, int(found[0]), snapshot_id
+
     def snapshot_id(self, path: Path | str, identity: list[Any]) -> str | None:
         """The snapshot id recorded for ``path`` ingested with ``identity`` (source, media type,
         charset), if the entry was just trusted for it; else None."""
@@ -177,7 +197,8 @@ class StatCache:
             self._files[key] = [*found[:5], *identity, snapshot_id]
             self._changed = True
 
-    def record(self, path: Path, before: os.stat_result, sha: str, length: int, hashed_at_ns: int) -> None:
+    def record(self, path: Path | str, before: os.stat_result, sha: str, length: int,
+               hashed_at_ns: int) -> None:
         """Remember that ``path`` (stat ``before`` when its hash began at ``hashed_at_ns``) holds
         ``sha``; kept only when its stat did not move meanwhile and its times are settled."""
         key = self.key(path)

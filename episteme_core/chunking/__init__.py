@@ -280,12 +280,29 @@ def object_source_kind(home: Home, entry: StageEntry) -> str | None:
 
 def _unchanged_report(previous: StageIndex, docs_index: StageIndex, max_chars: int, overlap_chars: int
                       ) -> ChunkReport:
-    counts = dict(previous.meta.get("counts") or {})
+    from episteme_core.store.stage import entry_count, head_meta
+
+    total = head_meta(previous).get("chunks")  # read from the heads: no bucket is loaded
+    if not isinstance(total, int):
+        total = sum(int(n) for n in dict(previous.meta.get("counts") or {}).values())
+    documents = entry_count(docs_index)
     return ChunkReport(
-        documents=len(docs_index.entries), chunks=int(previous.meta.get("chunks", sum(counts.values()))),
-        reused=len(docs_index.entries), chunked=0, removed=0, fingerprint=previous.fingerprint,
+        documents=documents, chunks=total,
+        reused=documents, chunked=0, removed=0, fingerprint=previous.fingerprint,
         documents_fingerprint=docs_index.fingerprint, max_chars=max_chars, overlap_chars=overlap_chars,
     )
+
+
+def _unchanged_heads(previous: StageIndex, docs_index: StageIndex, options: dict[str, Any],
+                     signature: Any) -> bool:
+    """Whether the chunks commit was made from these documents with these options and chunkers,
+    decided from the two stages' heads (no bucket of a large stage is read)."""
+    from episteme_core.store.stage import head_meta, keyed_fields
+
+    head = head_meta(previous)
+    return (head.get("documentsFingerprint") == docs_index.fingerprint and head.get("options") == options
+            and head.get("selection") == signature
+            and ("sourceKinds" in keyed_fields(previous) or isinstance(head.get("sourceKinds"), dict)))
 
 
 def _chunk_home(
@@ -295,6 +312,7 @@ def _chunk_home(
     from episteme_core.components import warn_once
     from episteme_core.documents import documents_stage
     from episteme_core.executor import SERIAL, cleaning_up
+    from episteme_core.store.stage import entry_count
 
     check_options(max_chars, overlap_chars)
     preferred = None
@@ -307,18 +325,17 @@ def _chunk_home(
     tie_warn = warn_once(warn) if warn is not None else None
     docs_stage = documents_stage(home)
     docs_index = docs_stage.read_index()
-    doc_entries = list(docs_index.entries) if docs_index else []
     stage = chunks_stage(home)
     previous = stage.read_index()
     options = {"maxChars": max_chars, "overlapChars": overlap_chars}
     signature = _signature(chunkers, prefer)
-    if (previous is not None and docs_index is not None
-            and previous.meta.get("documentsFingerprint") == docs_index.fingerprint
-            and previous.meta.get("options") == options and previous.meta.get("selection") == signature
-            and isinstance(previous.meta.get("sourceKinds"), dict)):
+    if previous is not None and docs_index is not None and _unchanged_heads(previous, docs_index, options,
+                                                                            signature):
         if progress:  # the same documents, options and chunkers: the commit stands as it is
-            progress(len(doc_entries), len(doc_entries), "unchanged")
+            total = entry_count(docs_index)
+            progress(total, total, "unchanged")
         return _unchanged_report(previous, docs_index, max_chars, overlap_chars)
+    doc_entries = list(docs_index.entries) if docs_index else []
     reusable: dict[str, StageEntry] = {}
     previous_inputs: dict[str, Any] = {}
     previous_by: dict[str, Any] = {}

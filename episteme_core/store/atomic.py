@@ -19,7 +19,7 @@ from episteme_core.store.faults import fault
 
 TEMP_SUFFIX = ".tmp"
 # What an atomic write stores, naming its fault points (``before-<kind>`` and ``after-<kind>``).
-WRITE_KINDS = ("blob-write", "object-write", "index-write", "file-write")
+WRITE_KINDS = ("blob-write", "object-write", "bucket-write", "index-write", "file-write")
 
 
 def crashpoint(point: str = "after-log-append") -> None:

@@ -23,8 +23,10 @@ Points (in the order a commit reaches them):
 | ``temp-written`` | a temp file holds the new bytes, not yet renamed into place (any atomic write) |
 | ``before-blob-write`` / ``after-blob-write`` | a blob under ``blobs/sha256/xx/`` is renamed into place |
 | ``before-object-write`` / ``after-object-write`` | a stage object under ``<stage>/objects/xx/`` |
+| ``before-bucket-write`` / ``after-bucket-write`` | a bucket of a large stage under ``<stage>/buckets/`` |
 | ``before-log-append`` / ``after-log-append`` | lines appended to ``log.jsonl`` |
 | ``before-index-write`` / ``after-index-write`` | a stage's ``index.json`` replaced: the commit itself |
+| ``after-bucket-prune-one`` | the first bucket a new commit no longer names has been deleted |
 | ``after-prune-one`` | the first object a new commit no longer names has been deleted |
 | ``before-file-write`` / ``after-file-write`` | any other file written atomically (an export) |
 
@@ -44,10 +46,13 @@ POINTS = (
     "after-blob-write",
     "before-object-write",
     "after-object-write",
+    "before-bucket-write",
+    "after-bucket-write",
     "before-log-append",
     "after-log-append",
     "before-index-write",
     "after-index-write",
+    "after-bucket-prune-one",
     "after-prune-one",
     "before-file-write",
     "after-file-write",

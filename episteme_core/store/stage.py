@@ -2,12 +2,23 @@
 
 Objects are written first; ``index.json`` is replaced last and atomically. Readers use only what
 ``index.json`` names and verify every hash, so a failed writer never leaves a half commit visible.
+
+A large stage (``buckets_from()`` entries or more, 1,024 by default) is committed in two levels
+(format ``episteme-stage/2``): ``index.json`` is a small head (the stage's small metadata, the
+entry count, and the sha256 of each bucket) and the entries live in buckets under ``buckets/``,
+each a content-addressed file holding the entries whose key hashes into it, together with those
+keys' values of every large per-key metadata map (a map of that many keys or more). So an
+unchanged stage is concluded from the head alone (``read_index`` loads buckets only when entries
+or per-key metadata are asked for), and a commit that changes one item writes one bucket and the
+head. A smaller stage keeps the one-file layout (format 1), which this module reads as well: a
+home written before buckets existed is read as it is and written as buckets at its next commit.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
+import os
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +35,62 @@ from episteme_core.store.home import Home
 
 INDEX_NAME = "index.json"
 MAX_INDEX_BYTES = 1024 * 1024 * 1024
+BUCKETS_DIR = "buckets"
+HEAD_FORMAT = "episteme-stage/2"
+BUCKETS_FROM_ENV = "EPISTEME_STAGE_BUCKETS_FROM"
+DEFAULT_BUCKETS_FROM = 1024
+ENTRIES_PER_BUCKET = 128  # about this many entries per bucket (a power-of-two count of buckets)
+MAX_BUCKETS = 4096
+
+
+def buckets_from() -> int:
+    """The entry count from which a stage is committed as a head and buckets
+    (``EPISTEME_STAGE_BUCKETS_FROM``, 1 to 1,000,000,000; default 1,024)."""
+    raw = os.environ.get(BUCKETS_FROM_ENV)
+    if raw is None or raw == "":
+        return DEFAULT_BUCKETS_FROM
+    if not raw.isdigit() or not 1 <= int(raw) <= 1_000_000_000:
+        raise EpistemeError("INVALID_USAGE", f"{BUCKETS_FROM_ENV}={raw!r}: expected a whole number from 1 "
+                            "to 1000000000", details={"variable": BUCKETS_FROM_ENV, "value": raw})
+    return int(raw)
+
+
+def bucket_count(items: int, threshold: int) -> int:
+    """How many buckets a stage of ``items`` entries (or per-key values) is split into: 0 (one file)
+    below ``threshold``, else the least power of two giving at most ``ENTRIES_PER_BUCKET`` each
+    (at most ``MAX_BUCKETS``)."""
+    if items < threshold:
+        return 0
+    count = 1
+    while count * ENTRIES_PER_BUCKET < items and count < MAX_BUCKETS:
+        count *= 2
+    return count
+
+
+def bucket_of(key: str, count: int) -> int:
+    """The bucket of ``key`` among ``count``: the CRC-32 of its UTF-8 (the same on every machine and
+    in every process, unlike ``hash``), scaled to ``count``."""
+    import zlib
+
+    return (zlib.crc32(key.encode("utf-8", "surrogatepass")) * count) >> 32
+
+
+def head_meta(index: StageIndex) -> Mapping[str, Any]:
+    """The metadata a stage's head holds, without loading buckets: all of it for a one-file index;
+    for a bucketed one, everything but the per-key maps kept in its buckets (``keyed_fields``)."""
+    if isinstance(index, LazyStageIndex):
+        return index.head_meta
+    return index.meta
+
+
+def keyed_fields(index: StageIndex) -> tuple[str, ...]:
+    """The metadata fields a bucketed index keeps in its buckets (absent from ``head_meta``)."""
+    return index.keyed if isinstance(index, LazyStageIndex) else ()
+
+
+def entry_count(index: StageIndex) -> int:
+    """How many entries ``index`` names, without loading buckets."""
+    return index.count if isinstance(index, LazyStageIndex) else len(index.entries)
 
 
 def index_fingerprint(index: StageIndex) -> str:
@@ -105,17 +172,85 @@ class Stage:
                     "INTERNAL_ERROR", f"stage {self.name}: two entries share the key {entry.key!r}"
                 )
             seen.add(entry.key)
-        draft = StageIndex(
-            stage=self.name, episteme_version=__version__, entries=ordered, meta=dict(meta or {})
-        )
-        data, digest = encode_index(draft)
+        full = dict(meta or {})
+        draft = StageIndex(stage=self.name, episteme_version=__version__, entries=ordered, meta=full)
+        threshold = buckets_from()
+        sizes = [len(ordered)] + [len(v) for v in full.values() if isinstance(v, dict)]
+        count = bucket_count(max(sizes), threshold)
+        buckets: list[dict[str, Any]] = []
+        if count == 0:
+            data, digest = encode_index(draft)
+        else:
+            keyed = tuple(sorted(k for k, v in full.items() if isinstance(v, dict) and len(v) >= threshold))
+            buckets = self._write_buckets(ordered, full, keyed, count)
+            data, digest = _encode_head(self.name, __version__, draft.schema_version, len(ordered), buckets,
+                                        keyed, {k: v for k, v in full.items() if k not in keyed})
         index = attrs.evolve(draft, fingerprint=digest)
-        flush_pending()  # every object the index names is durable before the index changes
+        flush_pending()  # every object and bucket the index names is durable before the index changes
         if not self._committed_as(data):  # an index that would not change is not written again
             atomic_write(self.index_path, data, kind="index-write")
             flush_pending()
-        _remember(data, index)
+        self._prune_buckets({bucket["sha256"] for bucket in buckets})
+        _remember(data, index, len(data) + sum(bucket["bytes"] for bucket in buckets))
         return index
+
+    def bucket_path(self, sha256: str) -> Path:
+        return self.dir / BUCKETS_DIR / f"{sha256}.json"
+
+    def _write_buckets(self, ordered: list[StageEntry], meta: dict[str, Any], keyed: tuple[str, ...],
+                       count: int) -> list[dict[str, Any]]:
+        """Split the entries and the ``keyed`` maps into ``count`` buckets and write each one that
+        is not stored yet; a bucket equal to one this process read or wrote keeps its file without
+        being encoded again. Returns the head's bucket list."""
+        groups: list[tuple[list[StageEntry], dict[str, dict[str, Any]]]] = [
+            ([], {field: {} for field in keyed}) for _ in range(count)]
+        where: dict[str, int] = {}  # the per-key maps mostly share the entries' keys
+        for entry in ordered:
+            number = where[entry.key] = bucket_of(entry.key, count)
+            groups[number][0].append(entry)
+        for field in keyed:
+            values = meta[field]
+            for key in sorted(values):
+                number = where.get(key, -1)
+                if number < 0:
+                    number = where[key] = bucket_of(key, count)
+                groups[number][1][field][key] = values[key]
+        known = _BUCKET_MEMO.get(str(self.dir))
+        same_layout = known is not None and known[0] == count and known[1] == keyed
+        described: list[dict[str, Any]] = []
+        for number, (entries, values) in enumerate(groups):
+            if same_layout:
+                assert known is not None
+                old_entries, old_values, old = known[2][number]
+                if (old_entries == entries and old_values == values
+                        and self.bucket_path(old["sha256"]).is_file()):
+                    described.append(old)
+                    continue
+            data = _canonical({"entries": [_entry_dict(e) for e in entries], "meta": values})
+            digest = sha256_hex(data)
+            path = self.bucket_path(digest)
+            if not path.is_file():
+                atomic_write(path, data, kind="bucket-write")
+            described.append({"bytes": len(data), "count": len(entries), "sha256": digest})
+        _memo(str(self.dir), count, keyed,
+              [(entries, values, described[n]) for n, (entries, values) in enumerate(groups)])
+        return described
+
+    def _prune_buckets(self, keep: set[str]) -> None:
+        """Delete bucket files the new commit does not name (only once it is durable)."""
+        try:
+            names = os.listdir(self.dir / BUCKETS_DIR)
+        except OSError:
+            return
+        removed = 0
+        for name in sorted(names):
+            if name.startswith(".") or not name.endswith(".json") or name[:-5] in keep:
+                continue
+            with contextlib.suppress(FileNotFoundError, IsADirectoryError):
+                os.unlink(self.dir / BUCKETS_DIR / name)
+                removed += 1
+                if removed == 1:
+                    fault("after-bucket-prune-one")
 
     def _committed_as(self, data: bytes) -> bool:
         """Whether ``index.json`` already holds exactly ``data``."""
@@ -151,8 +286,13 @@ class Stage:
 
     # reading -------------------------------------------------------------
 
-    def read_index(self) -> StageIndex | None:
-        """The committed index, verified; ``None`` when the stage was never committed."""
+    def read_index(self, *, eager: bool = False) -> StageIndex | None:
+        """The committed index, verified; ``None`` when the stage was never committed.
+
+        A bucketed index is returned from its verified head: its buckets are read (each checked
+        against the sha256 the head names) when its entries or per-key metadata are first asked
+        for, and a fault there is ``INVALID_INPUT`` naming the bucket. ``eager`` reads and checks
+        every bucket now, trusting nothing this process remembers (``verify``)."""
         try:
             raw = self.index_path.read_bytes()
         except FileNotFoundError:
@@ -163,9 +303,15 @@ class Stage:
                 "LIMIT_EXCEEDED", f"{source}: larger than {MAX_INDEX_BYTES} bytes",
                 details={"path": source},
             )
-        known = _recall(raw, self.name)
+        known = None if eager else _recall(raw, self.name)
         if known is not None:
             return known
+        if raw.startswith(b'{"buckets":'):
+            lazy = self._read_head(raw)
+            if eager:
+                lazy.load()
+            _remember(raw, lazy, len(raw) + lazy.bucket_bytes)
+            return lazy
         fast = _as_written(raw, self.name)
         if fast is not None:
             _remember(raw, fast)
@@ -184,6 +330,93 @@ class Stage:
                 details={"path": source},
             )
         return index
+
+    def _read_head(self, raw: bytes) -> LazyStageIndex:
+        """A bucketed index from its head's bytes: the head verified now, the buckets on demand."""
+        import json
+
+        source = str(self.index_path)
+
+        def bad(why: str) -> EpistemeError:
+            return EpistemeError("INVALID_INPUT", f"{source}: {why} (tampered or corrupt)",
+                                 details={"path": source})
+
+        try:
+            head = json.loads(raw)
+        except (ValueError, RecursionError):
+            raise bad("not valid JSON") from None
+        if not isinstance(head, dict) or set(head) != _HEAD_KEYS or head.get("format") != HEAD_FORMAT:
+            raise bad(f"not a stage head of format {HEAD_FORMAT}")
+        claimed = head.pop("fingerprint")
+        if not isinstance(claimed, str) or sha256_hex(_canonical(head)) != claimed:
+            raise bad("fingerprint does not match its content")
+        if head["stage"] != self.name:
+            raise EpistemeError("INVALID_INPUT", f"{source}: is the index of stage {head['stage']!r}, not "
+                                f"{self.name!r}", details={"path": source})
+        buckets, keyed, meta, count = head["buckets"], head["keyed"], head["meta"], head["count"]
+        if (not isinstance(buckets, list) or not all(_bucket_ok(b) for b in buckets)
+                or not isinstance(keyed, list) or not all(isinstance(k, str) for k in keyed)
+                or not isinstance(meta, dict) or set(keyed) & set(meta) or type(count) is not int
+                or sum(b["count"] for b in buckets) != count
+                or not all(isinstance(head[k], str) for k in ("epistemeVersion", "schemaVersion"))):
+            raise bad("malformed head")
+        return LazyStageIndex.of_head(
+            stage=self.name, episteme_version=head["epistemeVersion"], schema_version=head["schemaVersion"],
+            fingerprint=claimed, head_meta=meta, keyed=tuple(keyed), count=count,
+            bucket_bytes=sum(bucket["bytes"] for bucket in buckets),
+            loader=lambda: self._load_buckets(buckets, tuple(keyed), meta))
+
+    def _load_buckets(self, buckets: list[dict[str, Any]], keyed: tuple[str, ...], meta: dict[str, Any]
+                      ) -> tuple[list[StageEntry], dict[str, Any]]:
+        """Every bucket of a head, each checked against its sha256: the entries in key order, and
+        the metadata with its per-key maps put back together (keys in order)."""
+        import json
+
+        from episteme_core.gcpause import paused_cycle_gc
+
+        entries: list[StageEntry] = []
+        maps: dict[str, dict[str, Any]] = {field: {} for field in keyed}
+        groups: list[tuple[list[StageEntry], dict[str, dict[str, Any]], dict[str, Any]]] = []
+        with paused_cycle_gc():  # many small containers and no cycle
+            for bucket in buckets:
+                path = self.bucket_path(bucket["sha256"])
+                where = str(path)
+                try:
+                    data = path.read_bytes()
+                except FileNotFoundError:
+                    raise EpistemeError("INVALID_INPUT", f"{where}: named by {self.index_path} but missing",
+                                        details={"path": where}) from None
+                if len(data) != bucket["bytes"] or sha256_hex(data) != bucket["sha256"]:
+                    raise EpistemeError(
+                        "INVALID_INPUT", f"{where}: does not match the sha256 in {self.index_path} "
+                        "(tampered or corrupt)", details={"path": where})
+                try:
+                    body = json.loads(data)
+                    own = [StageEntry(key=e["key"], sha256=e["sha256"], bytes=e["bytes"], path=e["path"])
+                           for e in body["entries"]]
+                    values = body["meta"]
+                    ok = (set(body) == {"entries", "meta"} and isinstance(values, dict)
+                          and set(values) == set(keyed) and all(isinstance(values[f], dict) for f in keyed)
+                          and len(own) == bucket["count"] and all(_entry_ok(e) for e in own))
+                except (ValueError, KeyError, TypeError, RecursionError):
+                    ok = False
+                if not ok:
+                    raise EpistemeError("INVALID_INPUT", f"{where}: not a bucket of {self.index_path}",
+                                        details={"path": where})
+                entries.extend(own)
+                for field in keyed:
+                    maps[field].update(values[field])
+                groups.append((own, values, bucket))
+            entries.sort(key=lambda e: e.key)
+            for before, after in zip(entries, entries[1:], strict=False):
+                if before.key == after.key:
+                    raise EpistemeError("INVALID_INPUT", f"{self.index_path}: two entries share the key "
+                                        f"{after.key!r}", details={"path": str(self.index_path)})
+            full = dict(meta)
+            for field in keyed:
+                full[field] = {key: maps[field][key] for key in sorted(maps[field])}
+        _memo(str(self.dir), len(buckets), keyed, groups)
+        return entries, dict(sorted(full.items()))
 
     def object_path(self, entry: StageEntry) -> Path:
         relative = Path(entry.path)
@@ -217,6 +450,92 @@ class Stage:
         return loads_strict(self.read_bytes(entry), source=str(self.object_path(entry)))
 
 
+class LazyStageIndex(StageIndex):
+    """A bucketed stage's commit read from its head: ``entries`` and ``meta`` load every bucket
+    (verified) on first use; ``head_meta``, ``count``, ``keyed`` and ``fingerprint`` need none."""
+
+    __slots__ = ("_entries", "_meta", "_loader", "head_meta", "keyed", "count", "bucket_bytes")
+    _entries: list[StageEntry] | None
+    _meta: dict[str, Any] | None
+    _loader: Callable[[], tuple[list[StageEntry], dict[str, Any]]]
+    head_meta: dict[str, Any]
+    keyed: tuple[str, ...]
+    count: int
+    bucket_bytes: int  # the size of every bucket together (what loading reads)
+
+    @classmethod
+    def of_head(cls, *, stage: str, episteme_version: str, schema_version: str, fingerprint: str,
+                head_meta: dict[str, Any], keyed: tuple[str, ...], count: int, bucket_bytes: int,
+                loader: Callable[[], tuple[list[StageEntry], dict[str, Any]]]) -> LazyStageIndex:
+        index = object.__new__(cls)
+        for name, value in (("stage", stage), ("episteme_version", episteme_version),
+                            ("schema_version", schema_version), ("fingerprint", fingerprint),
+                            ("head_meta", head_meta), ("keyed", keyed), ("count", count),
+                            ("bucket_bytes", bucket_bytes),
+                            ("_loader", loader), ("_entries", None), ("_meta", None)):
+            object.__setattr__(index, name, value)
+        return index
+
+    def load(self) -> None:
+        """Read and verify every bucket (once)."""
+        if self._entries is None:
+            entries, meta = self._loader()
+            object.__setattr__(self, "_entries", entries)
+            object.__setattr__(self, "_meta", meta)
+
+    @property  # type: ignore[override]
+    def entries(self) -> list[StageEntry]:
+        self.load()
+        assert self._entries is not None
+        return self._entries
+
+    @property  # type: ignore[override]
+    def meta(self) -> dict[str, Any]:
+        self.load()
+        assert self._meta is not None
+        return self._meta
+
+
+_HEAD_KEYS = {"buckets", "count", "epistemeVersion", "fingerprint", "format", "keyed", "meta",
+              "schemaVersion", "stage"}
+# The buckets this process last read or wrote per stage directory: (count, keyed fields, per bucket
+# its entries, its per-key values and its head record). A commit whose bucket equals one of them
+# names that bucket's file again without encoding it (bucket files are content-addressed, so the
+# record always describes the file's bytes). Callers treat a StageIndex and the meta they commit
+# as read-only, as for ``_KNOWN``.
+_BUCKET_MEMO: dict[str, tuple[int, tuple[str, ...], list[tuple[list[StageEntry], dict[str, Any],
+                                                                dict[str, Any]]]]] = {}
+_BUCKET_MEMO_STAGES = 16
+
+
+def _memo(directory: str, count: int, keyed: tuple[str, ...],
+          groups: list[tuple[list[StageEntry], dict[str, Any], dict[str, Any]]]) -> None:
+    _BUCKET_MEMO.pop(directory, None)
+    _BUCKET_MEMO[directory] = (count, keyed, groups)
+    while len(_BUCKET_MEMO) > _BUCKET_MEMO_STAGES:
+        del _BUCKET_MEMO[next(iter(_BUCKET_MEMO))]
+
+
+def _entry_dict(entry: StageEntry) -> dict[str, Any]:
+    return {"bytes": entry.bytes, "key": entry.key, "path": entry.path, "sha256": entry.sha256}
+
+
+def _encode_head(stage: str, version: str, schema_version: str, count: int, buckets: list[dict[str, Any]],
+                 keyed: tuple[str, ...], meta: dict[str, Any]) -> tuple[bytes, str]:
+    """A head's canonical bytes with its fingerprint (the sha256 of the head without it)."""
+    head = {"buckets": buckets, "count": count, "epistemeVersion": version, "format": HEAD_FORMAT,
+            "keyed": list(keyed), "meta": meta, "schemaVersion": schema_version, "stage": stage}
+    digest = sha256_hex(_canonical(head))
+    return _canonical({**head, "fingerprint": digest}), digest
+
+
+def _bucket_ok(bucket: Any) -> bool:
+    return (isinstance(bucket, dict) and set(bucket) == {"bytes", "count", "sha256"}
+            and type(bucket["bytes"]) is int and type(bucket["count"]) is int and bucket["count"] >= 0
+            and isinstance(bucket["sha256"], str) and len(bucket["sha256"]) == 64
+            and all(c in "0123456789abcdef" for c in bucket["sha256"]))
+
+
 _FINGERPRINT_FIELD = b',"fingerprint":"'
 # Indexes this process wrote or verified, by the sha256 of their bytes (content-addressed, so never
 # stale): a command whose stages read the same index again (pipeline: extract commits what chunk
@@ -232,12 +551,15 @@ def _recall(raw: bytes, stage: str) -> StageIndex | None:
     return found[1] if found is not None and found[1].stage == stage else None
 
 
-def _remember(raw: bytes, index: StageIndex) -> None:
+def _remember(raw: bytes, index: StageIndex, size: int | None = None) -> None:
+    """Keep ``index`` by the sha256 of ``raw``; ``size`` is the bytes it stands for (a head's
+    buckets count too: a loaded bucketed index holds them all)."""
     import hashlib
 
-    if len(raw) > _KNOWN_BYTES:
+    size = len(raw) if size is None else size
+    if size > _KNOWN_BYTES:
         return
-    _KNOWN[hashlib.sha256(raw).hexdigest()] = (len(raw), index)
+    _KNOWN[hashlib.sha256(raw).hexdigest()] = (size, index)
     while sum(size for size, _ in _KNOWN.values()) > _KNOWN_BYTES:
         del _KNOWN[next(iter(_KNOWN))]  # the oldest first
 

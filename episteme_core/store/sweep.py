@@ -3,8 +3,8 @@
 Atomic writes go through ``.NAME.PID.UUID.tmp`` next to their target; a writer killed between
 writing and renaming leaves that file behind. Readers never look at temp files, so a leftover is
 harmless but wastes space: the next writer sweeps every folder a write can leave one in (the home,
-``blobs/sha256/`` and its ``xx/`` folders, each stage folder, its ``objects/`` and their ``xx/``
-folders) and ``verify`` reports any it finds.
+``blobs/sha256/`` and its ``xx/`` folders, each stage folder, its ``buckets/``, its ``objects/`` and
+their ``xx/`` folders) and ``verify`` reports any it finds.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ def temp_folders(home: Home) -> list[Path]:
     for stage in STAGES:
         directory = home.stage_dir(stage)
         folders.append(directory)
+        folders.append(directory / "buckets")
         folders.extend(fan_out(directory / "objects"))
     return folders
 

@@ -124,7 +124,7 @@ def _verify_blobs(blobs: BlobStore, report: VerifyReport) -> None:
 
 def _verify_stage(stage: Stage, blobs: BlobStore, report: VerifyReport) -> None:
     try:
-        index = stage.read_index()
+        index = stage.read_index(eager=True)  # every bucket read and checked now
     except EpistemeError as exc:
         report.problem("INDEX_INVALID", stage.index_path, exc.message)
         return

@@ -44,12 +44,22 @@ def test_ingest_then_unchanged_then_changed(home: Path, tmp_path: Path) -> None:
     assert catalog.options(URL) == {"fragment": "s1"}
     assert catalog.content(record) == b"<p>one</p>"
 
-    before = tree(home)
-    again = _ingest(home, map_path)
+    def stored() -> dict[str, bytes]:  # the stat cache may settle the file now: it is no stored content
+        return {path: data for path, data in tree(home).items() if path != "stat-cache.json"}
+
+    before = stored()
+    again = _ingest(home, map_path, "--list-unchanged")
+    validate(again.envelope["data"], "snapshot-result")
     assert again.envelope["data"]["sources"][0]["status"] == "unchanged"
     assert again.envelope["data"]["sources"][0]["snapshotId"] == record.id
     assert again.envelope["data"]["fingerprint"] == first.envelope["data"]["fingerprint"]
-    assert tree(home) == before
+    assert again.envelope["data"]["unchangedListed"] is True
+    assert stored() == before
+    counted = _ingest(home, map_path)  # by default an unchanged file is counted, not listed
+    validate(counted.envelope["data"], "snapshot-result")
+    assert counted.envelope["data"]["sources"] == [] and counted.envelope["data"]["unchangedListed"] is False
+    assert counted.envelope["data"]["counts"] == {"captured": 0, "unchanged": 1, "failed": 0}
+    assert counted.envelope["data"]["fingerprint"] == first.envelope["data"]["fingerprint"]
 
     doc.write_bytes(b"<p>two</p>")
     changed = _ingest(home, map_path)

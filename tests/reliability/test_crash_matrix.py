@@ -39,3 +39,23 @@ def test_snapshot_killed_at_any_write_step_leaves_a_whole_home(tmp_path: Path) -
         report = run_crash_matrix(scenario, tmp_path, every=EVERY)
     assert {"before-blob-write", "after-blob-write", "before-log-append"} <= set(report.trace)
     assert {case.point for case in report.cases} == set(report.trace)
+
+
+@pytest.mark.parametrize("previous", ["buckets", "one file"])
+def test_a_pipeline_over_buckets_killed_at_any_write_step_leaves_a_whole_home(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, previous: str) -> None:
+    """Every stage committed as a head and buckets (from one entry on): over a previous commit in
+    buckets too, or in the one-file layout of a home written before buckets (its first commit in
+    buckets is then the kill's subject)."""
+    import attrs
+
+    from episteme_core.store.stage import BUCKETS_FROM_ENV
+
+    if previous == "buckets":
+        monkeypatch.setenv(BUCKETS_FROM_ENV, "1")  # the commands that prepare the home too
+    scenario = attrs.evolve(scenarios(tmp_path)["pipeline"](), env={BUCKETS_FROM_ENV: "1"})
+    report = run_crash_matrix(scenario, tmp_path, every=EVERY)
+    steps = {"before-bucket-write", "after-bucket-write"} | (
+        {"after-bucket-prune-one"} if previous == "buckets" else set())  # one file: no bucket to prune
+    assert steps <= set(report.trace), report.trace
+    assert {case.point for case in report.cases} == set(report.trace)

@@ -27,7 +27,10 @@ def test_a_rerun_on_unchanged_files_commits_nothing(tmp_path: Path, home: Path) 
                                                                                       "shards")}
     before = stage_bytes(home)
     again = _pipeline(home, map_path)
-    assert {row["status"] for row in again["capture"]["sources"]} == {"unchanged"}
+    assert again["capture"]["sources"] == [] and again["capture"]["unchangedListed"] is False
+    assert again["capture"]["counts"] == {"captured": 0, "unchanged": 30, "failed": 0}
+    listed = _pipeline(home, map_path, "--list-unchanged")["capture"]
+    assert [row["status"] for row in listed["sources"]] == ["unchanged"] * 30 and listed["unchangedListed"]
     assert again["extract"]["extracted"] == [] and again["extract"]["reused"] == 30
     assert again["chunk"]["chunked"] == 0 and again["chunk"]["reused"] == 30
     assert again["index"]["built"] == [] and again["index"]["changed"] is False
