@@ -170,7 +170,7 @@ def query_latency(home: Path, dask: bool) -> dict[str, tuple[float, float]]:
         from episteme_core.executor.cluster import DaskExecutor
 
         with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
-                          dashboard_address=None) as cluster:
+                          dashboard_address="127.0.0.1:0") as cluster:
             executor = DaskExecutor(cluster.scheduler_address)
             try:
                 spread = fanned(shards, executor)
