@@ -1,6 +1,7 @@
 """Scale benchmark: re-runs that cost what changed, every local core, and Dask beyond one machine.
 
     python bench/scale.py rerun [--files 20000] [--dask]
+    python bench/scale.py build [--chunks 20000]    # bench/scale_build.py: serial vs pool vs Dask
 
 Prints Markdown tables for docs/scaling.md and docs/benchmarks.md:
 
@@ -169,7 +170,7 @@ def query_latency(home: Path, dask: bool) -> dict[str, tuple[float, float]]:
         from episteme_core.executor.cluster import DaskExecutor
 
         with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
-                          dashboard_address=None) as cluster:
+                          dashboard_address="127.0.0.1:0") as cluster:
             executor = DaskExecutor(cluster.scheduler_address)
             try:
                 spread = fanned(shards, executor)
@@ -185,15 +186,20 @@ def query_latency(home: Path, dask: bool) -> dict[str, tuple[float, float]]:
 
 
 def main() -> None:
+    import scale_build
+
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parts = parser.add_subparsers(dest="part", required=True)
     one = parts.add_parser("rerun", help="pipeline re-runs over many small files")
     one.add_argument("--files", type=int, default=20_000)
     one.add_argument("--dask", action="store_true", help="also time queries fanned out to a LocalCluster")
+    scale_build.add_parser(parts)  # build: bench/scale_build.py
     options = parser.parse_args()
     if options.part == "rerun":
         rerun(options)
+    else:
+        options.run(options)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,8 @@ def executor(tmp_path_factory) -> Iterator[tuple[object, Path]]:  # type: ignore
     run = run_cli(["--home", str(home), "pipeline", "--map", str(work / "map.json"), "--max-chars", "300",
                    "--overlap-chars", "0", "--json"])
     assert run.exit_code == 0, run.stderr
-    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
+                      dashboard_address="127.0.0.1:0") as cluster:
         spread = DaskExecutor(cluster.scheduler_address)
         try:
             yield spread, home

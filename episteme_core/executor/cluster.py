@@ -30,6 +30,7 @@ MAX_CONNECT_SECONDS = 600
 SAME_VERSIONS = ("python", "dask", "distributed", "cloudpickle", "msgpack", "episteme_core")
 AHEAD = 3
 POLL_SECONDS = 1.0  # how often a wait for a task checks that the scheduler and a worker are still there
+FETCH_SECONDS = 30.0  # the longest wait between checks while a finished task's result is fetched
 
 
 def _unavailable(address: str, exc: BaseException) -> EpistemeError:
@@ -272,12 +273,13 @@ class DaskExecutor:
         import time
 
         lost_since: float | None = None
+        wait = POLL_SECONDS
         while True:
             try:
-                return future.result(timeout=POLL_SECONDS)
+                return future.result(timeout=wait)
             except TimeoutError as exc:
-                if future.done():
-                    raise _lost(self.address, task, exc) from exc
+                if future.done():  # finished, its result still on its way (a large batch, a busy
+                    wait = min(2 * wait, FETCH_SECONDS)  # machine): not lost, wait longer next time
                 problem = self._problem()
                 if problem is None:
                     lost_since = None

@@ -46,5 +46,5 @@ def cluster() -> Iterator[str]:
     distributed = pytest.importorskip("distributed",
                                       reason="the dask extra (episteme-core[dask]) is not installed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
-                                  dashboard_address=None, processes=True) as local:
+                                  dashboard_address="127.0.0.1:0", processes=True) as local:
         yield "dask://" + local.scheduler_address.removeprefix("tcp://")

@@ -55,6 +55,26 @@ def test_a_task_that_raises_is_an_internal_error_naming_it(cluster: str) -> None
         executor.close()
 
 
+def test_a_finished_task_whose_result_is_slow_to_arrive_is_not_lost(cluster: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # A result that takes longer to fetch than one poll (here every result: polls of 1 ms, results of
+    # 8 MB) was once reported as a lost cluster (SOURCE_UNAVAILABLE) on a busy machine.
+    from episteme_core.executor import cluster as cluster_module
+
+    monkeypatch.setattr(cluster_module, "POLL_SECONDS", 0.001)
+
+    def large(item: int) -> bytes:  # pickled by value: the workers cannot import this module
+        return bytes([item]) * 8_000_000
+
+    executor = _executor(cluster)
+    try:
+        results = list(executor.map(large, [1, 2, 3]))
+        assert [len(result) for result in results] == [8_000_000] * 3
+        assert [result[:1] for result in results] == [b"\x01", b"\x02", b"\x03"]
+    finally:
+        executor.close()
+
+
 def test_a_task_the_workers_cannot_load_is_an_internal_error(tmp_path: Path, cluster: str) -> None:
     module = tmp_path / "site" / "only_here.py"
     module.parent.mkdir()
