@@ -6,46 +6,17 @@ listed (no temp-file sweep after a writer that finished). Any commit of snapshot
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from episteme_core.cli.main import run
 from episteme_core.crashmatrix import episteme
 from episteme_core.snapshots import read_catalog
 from episteme_core.store.home import Home
 from episteme_core.store.stage import BUCKETS_FROM_ENV
 
+from .audit import touched_while
 from .conftest import write_corpus
-
-_seen: list[tuple[str, str]] = []
-_watching: list[str] = []  # the folder whose opens and listings are recorded (empty: none)
-
-
-def _audit(event: str, args: tuple[object, ...]) -> None:
-    if not _watching or event not in ("open", "os.scandir", "os.listdir"):
-        return
-    where = args[0]
-    if isinstance(where, bytes):
-        where = where.decode()
-    if isinstance(where, str) and where.startswith(_watching[0]):
-        _seen.append((event, where))
-
-
-sys.addaudithook(_audit)  # hooks cannot be removed: it records only while _watching is set
-
-
-def _touched_while(home: Path, args: list[str]) -> list[tuple[str, str]]:
-    """Run ``episteme ARGS`` in this process; what it opened or listed under ``home``."""
-    _seen.clear()
-    _watching[:] = [str(home)]
-    try:
-        code = run(args)
-    finally:
-        _watching.clear()
-    assert code == 0
-    return sorted(set(_seen))
 
 
 def _pipeline(home: Path, map_path: Path, *extra: str) -> dict:  # type: ignore[type-arg]
@@ -60,7 +31,7 @@ def test_an_unchanged_rerun_reads_heads_only(tmp_path: Path, home: Path,
     map_path = write_corpus(tmp_path, 20)
     _pipeline(home, map_path)  # new processes: nothing of these runs is remembered here
     _pipeline(home, map_path)
-    touched = _touched_while(home, ["--home", str(home), "--json", "pipeline", "--map", str(map_path)])
+    touched = touched_while(home, ["--home", str(home), "--json", "pipeline", "--map", str(map_path)])
     snapshots = [path for _, path in touched if "/snapshots/" in path]
     assert snapshots == [str(home / "snapshots" / "index.json")], touched  # the head, nothing else
     assert not [path for _, path in touched if "/documents/buckets/" in path], touched

@@ -5,66 +5,43 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 from episteme_core.cli.main import run
 from episteme_core.crashmatrix import episteme
 
+from .audit import opened_while
 from .conftest import write_corpus
-
-_watched: list[str] = []
-_watching: list[str] = []  # the folder whose opens are recorded (empty: none)
-
-
-def _audit(event: str, args: tuple[object, ...]) -> None:
-    if event == "open" and _watching and isinstance(args[0], str) and args[0].startswith(_watching[0]):
-        _watched.append(args[0])
-
-
-sys.addaudithook(_audit)  # the interpreter's own record of every file opened (hooks cannot be removed)
-
-
-def _opened_while(folder: Path, args: list[str]) -> list[str]:
-    """Run ``episteme ARGS`` in this process; the files under ``folder`` it opened."""
-    _watched.clear()
-    _watching[:] = [str(folder)]
-    try:
-        code = run(args)
-    finally:
-        _watching.clear()
-    assert code == 0
-    return sorted(set(_watched))
 
 
 def test_unchanged_files_are_not_read_again(tmp_path: Path, home: Path) -> None:
     map_path = write_corpus(tmp_path, 20)
     files = tmp_path / "files"
-    first = _opened_while(files, ["--home", str(home), "manual-ingest", "--map", str(map_path)])
+    first = opened_while(files, ["--home", str(home), "manual-ingest", "--map", str(map_path)])
     assert len(first) == 20
     assert len(json.loads((home / "stat-cache.json").read_text())["files"]) == 20
-    again = _opened_while(files, ["--home", str(home), "manual-ingest", "--map", str(map_path)])
+    again = opened_while(files, ["--home", str(home), "manual-ingest", "--map", str(map_path)])
     assert again == []
 
 
 def test_rehash_reads_every_file(tmp_path: Path, home: Path) -> None:
     map_path = write_corpus(tmp_path, 5)
     files = tmp_path / "files"
-    _opened_while(files, ["--home", str(home), "manual-ingest", "--map", str(map_path)])
-    again = _opened_while(files, ["--home", str(home), "manual-ingest", "--map", str(map_path), "--rehash"])
+    opened_while(files, ["--home", str(home), "manual-ingest", "--map", str(map_path)])
+    again = opened_while(files, ["--home", str(home), "manual-ingest", "--map", str(map_path), "--rehash"])
     assert len(again) == 5
 
 
 def test_a_changed_file_is_read_and_captured_anew(tmp_path: Path, home: Path) -> None:
     map_path = write_corpus(tmp_path, 5)
     files = tmp_path / "files"
-    _opened_while(files, ["--home", str(home), "manual-ingest", "--map", str(map_path)])
+    opened_while(files, ["--home", str(home), "manual-ingest", "--map", str(map_path)])
     target = files / "f00002.txt"
     before = target.stat()
     text = target.read_text("utf-8")
     target.write_text(text[::-1], "utf-8")  # the same size, other bytes
     os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))  # mtime put back; ctime moves
-    again = _opened_while(files, ["--home", str(home), "manual-ingest", "--map", str(map_path), "--json"])
+    again = opened_while(files, ["--home", str(home), "manual-ingest", "--map", str(map_path), "--json"])
     assert again == [str(target)]
     from episteme_core.snapshots import read_catalog
     from episteme_core.store.home import Home
