@@ -74,14 +74,15 @@ def bm25_matrix(token_lists: Iterable[list[str]], params: dict[str, Any],
     """
     import array
     import collections
+    import itertools
     import math
 
     import numpy as np
 
     # distinct token -> its number, in order of first sight: a token not yet seen gets the next
-    # number from ``__missing__`` (the dict's length), so numbering a list is one C-level map
-    numbers: collections.defaultdict[str, int] = collections.defaultdict()
-    numbers.default_factory = numbers.__len__
+    # number from ``__missing__``, so numbering a list is one C-level map. (A counter, not the dict's
+    # own ``__len__``: that would make a reference cycle, kept until the cycle collector runs.)
+    numbers: collections.defaultdict[str, int] = collections.defaultdict(itertools.count().__next__)
     flat = array.array("I")
     length_list = array.array("q")
     for tokens in token_lists:
