@@ -1,12 +1,13 @@
 """Query-biased snippets: the window of a passage that best matches the query, within ``max_chars``.
 
 Every word of the passage is stemmed as the index stems it; a word that is a query term scores its
-IDF (rare words count more). A window's score is the IDF of each distinct query term it holds, a
-smaller share for repeats, and a bonus for terms that sit close together (the densest stretch holding
-them). The best run of matches within half of ``max_chars`` is shown centred: half the room left goes
-before it, from the start of a sentence, half after it, so the words around the matches (where the
-answer often is) are shown too; the end falls at a word. Near the passage's end the window takes the
-whole budget.
+IDF (rare words count more). A window's score is the IDF of each distinct query term it holds and a
+tenth of it for a repeat: the window that says more of the question wins over one that says less of
+it more often or more densely (measured on the dev set, docs/benchmarks.md: a bonus for the densest
+250 characters pulled windows onto a run of repeated words). The best run of matches within half of
+``max_chars`` is shown centred: half the room left goes before it, from the start of a sentence,
+half after it, so the words around the matches (where the answer often is) are shown too; the end
+falls at a word. Near the passage's end the window takes the whole budget.
 """
 
 from __future__ import annotations
@@ -16,10 +17,8 @@ from collections.abc import Mapping, Sequence
 
 from episteme_core.index.analyzer import DEFAULT_LANGUAGE, stemmer, word_spans
 
-REPEAT_SHARE = 0.2  # a term's second and later occurrences in a window, as a share of its weight
+REPEAT_SHARE = 0.1  # a term's second and later occurrences in a window, as a share of its weight
 REPEATS_COUNTED = 3
-PROXIMITY_CHARS = 250  # terms within this many characters of each other earn the closeness bonus
-PROXIMITY_SHARE = 0.5
 LOOKBACK_CHARS = 600  # the most a window shows before its first match
 CLUSTER_SHARE = 0.5  # the matches scored lie within this share of max_chars; the rest is context
 _SENTENCE_ENDS = (". ", "? ", "! ", ".\n", "?\n", "!\n", "\n\n", ": ", ":\n", "。", "！", "？")
@@ -41,7 +40,7 @@ def term_matches(text: str, weights: Mapping[str, float],
 
 
 def _window_score(matches: list[tuple[int, int, str, float]], lo: int, hi: int) -> float:
-    """Score of matches ``[lo, hi)``: distinct terms' weights, repeats' shares, closeness."""
+    """Score of matches ``[lo, hi)``: the distinct terms' weights and the repeats' shares."""
     seen: dict[str, int] = {}
     score = 0.0
     for _, _, term, weight in matches[lo:hi]:
@@ -51,24 +50,7 @@ def _window_score(matches: list[tuple[int, int, str, float]], lo: int, hi: int) 
         elif count < REPEATS_COUNTED:
             score += REPEAT_SHARE * weight
         seen[term] = count + 1
-    # closeness: the best weight of distinct terms found within PROXIMITY_CHARS of one another
-    best_close = 0.0
-    left = lo
-    inside: dict[str, int] = {}
-    close = 0.0
-    for right in range(lo, hi):
-        term, weight = matches[right][2], matches[right][3]
-        if inside.get(term, 0) == 0:
-            close += weight
-        inside[term] = inside.get(term, 0) + 1
-        while matches[right][1] - matches[left][0] > PROXIMITY_CHARS:
-            gone = matches[left][2]
-            inside[gone] -= 1
-            if inside[gone] == 0:
-                close -= matches[left][3]
-            left += 1
-        best_close = max(best_close, close)
-    return score + PROXIMITY_SHARE * best_close
+    return score
 
 
 def _boundary_before(text: str, position: int, floor: int) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from episteme_core.index.analyzer import stemmer
 from episteme_core.index.snippets import best_window
 from episteme_core.query import parse_term, snippet_window
 from episteme_core.testing import invoke, validate
@@ -35,6 +36,23 @@ def test_rare_terms_steer_the_window() -> None:
     text = ("common words here " * 30) + "zebra " + ("common words here " * 30)
     start, end = best_window(text, {"common": 0.1, "zebra": 5.0}, 100)
     assert "zebra" in text[start:end] and end - start <= 100
+
+
+def test_a_window_saying_more_of_the_query_beats_a_denser_one_saying_less() -> None:
+    # early: two query words repeated close together; later: all three, each once, 300 characters
+    # apart. Coverage wins: the later window holds the question's third word (a bonus for the
+    # densest 250 characters chose the early one)
+    filler = "and so on in the usual way. "
+    dense = "cache policy cache policy cache policy. " * 3
+    spread = ("The cache keeps a copy. " + filler * 11 + "Each policy names a limit. " + filler * 11
+              + "Stale entries are evicted first.")
+    text = dense + filler * 40 + spread + " " + filler * 40
+    stem = stemmer("english")
+    weights = {stem("cache"): 1.0, stem("policy"): 1.0, stem("evicted"): 1.0}
+    start, end = best_window(text, weights, 1600)
+    assert end - start <= 1600
+    assert "Stale entries are evicted first." in text[start:end]
+    assert "cache policy cache" not in text[start:end]
 
 
 def test_of_equal_runs_of_matches_the_window_takes_the_later() -> None:
