@@ -1,0 +1,127 @@
+"""A commit of a few changed keys (``Stage.commit_changes``) reads and rewrites only the buckets those
+keys fall in, plus the head, and leaves exactly the bytes a commit of the whole would: the same head,
+the same buckets, the same objects after prune. A change of layout (more buckets, a keyed map that
+shrinks below the threshold) commits the whole."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from episteme_core.records import StageEntry
+from episteme_core.store import stage as stage_module
+from episteme_core.store.home import Home
+from episteme_core.store.stage import BUCKETS_FROM_ENV, LazyStageIndex, Stage, bucket_of
+
+
+
+@pytest.fixture(autouse=True)
+def fresh_process_memory(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv(BUCKETS_FROM_ENV, "64")
+    _forget()
+    yield
+    _forget()
+
+
+def _forget() -> None:
+    stage_module._KNOWN.clear()
+    stage_module._BUCKET_MEMO.clear()
+    stage_module._BUCKET_CACHE.clear()
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _put(stage: Stage, key: str, version: int) -> StageEntry:
+    return stage.put_bytes(key, f"{key} version {version}".encode(), ".json")  # the bytes name the key
+
+
+def _whole(stage: Stage, content: dict[str, int]) -> Any:
+    entries = [_put(stage, key, version) for key, version in content.items()]
+    meta = {"inputs": {key: f"v{version}" for key, version in content.items()},
+            "total": sum(content.values()), "options": {"size": 3}}
+    return stage.commit(entries, meta)
+
+
+changes = st.lists(st.tuples(st.integers(0, 199), st.sampled_from(["put", "drop"]), st.integers(1, 3)),
+                   min_size=0, max_size=12)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(changes=changes, first=st.integers(120, 200))
+def test_a_commit_of_changes_is_the_commit_of_the_whole(tmp_path_factory: pytest.TempPathFactory,
+                                                        changes: list[tuple[int, str, int]], first: int) -> None:
+    """CommitChangesEqualsWhole: the changed commit's files equal a whole commit of the same content
+    made in a home of its own, whatever changed (the layout included)."""
+    work = tmp_path_factory.mktemp("changes")
+    content = {f"key{n:04d}": 0 for n in range(first)}
+    stage = Stage(Home(work / "a"), "chunks")
+    _whole(stage, content)
+    stage.prune(stage.read_index())  # type: ignore[arg-type]
+    _forget()
+    base = stage.read_index()
+    put: list[StageEntry] = []
+    drop: list[str] = []
+    values: dict[str, str] = {}
+    for number, what, version in changes:
+        key = f"key{number:04d}"
+        if what == "put":
+            content[key] = version
+            put = [e for e in put if e.key != key] + [_put(stage, key, version)]
+            drop = [k for k in drop if k != key]
+            values[key] = f"v{version}"
+        else:
+            content.pop(key, None)
+            put = [e for e in put if e.key != key]
+            values.pop(key, None)
+            drop.append(key)
+    committed = stage.commit_changes(base, head={"total": sum(content.values()), "options": {"size": 3}},
+                                     fields=["inputs"], put=put, drop=drop, values={"inputs": values})
+    stage.prune(committed)
+    other = Stage(Home(work / "b"), "chunks")
+    whole = _whole(other, content)
+    other.prune(whole)
+    assert committed.fingerprint == whole.fingerprint
+    assert _files(stage.dir) == _files(other.dir)
+    _forget()
+    again = stage.read_index()
+    assert again is not None and again.entries == whole.entries and again.meta == whole.meta
+
+
+def test_one_changed_key_reads_and_writes_one_bucket_and_the_head(tmp_path: Path) -> None:
+    from . import audit
+
+    stage = Stage(Home(tmp_path), "chunks")
+    content = {f"key{n:04d}": 0 for n in range(1000)}  # 8 buckets of about 128
+    _whole(stage, content)
+    _forget()
+    base = stage.read_index()
+    assert isinstance(base, LazyStageIndex) and len(base.buckets) == 8
+    before = set(os.listdir(stage.dir / "buckets"))
+    audit._seen.clear()
+    audit._watching[:] = [str(stage.dir / "buckets")]
+    try:
+        entry = _put(stage, "key0500", 7)
+        committed = stage.commit_changes(base, head={"total": 7, "options": {"size": 3}}, fields=["inputs"],
+                                         put=[entry], values={"inputs": {"key0500": "v7"}})
+        removed = stage.prune(committed)
+    finally:
+        audit._watching.clear()
+    opened = {Path(path).name for event, path in audit._seen if event == "open"}
+    number = bucket_of("key0500", 8)
+    old = base.buckets[number]["sha256"]
+    untouched = {f"{b['sha256']}.json" for n, b in enumerate(base.buckets) if n != number}
+    assert f"{old}.json" in opened and not opened & untouched  # the changed bucket read, no other
+    after = set(os.listdir(stage.dir / "buckets"))
+    assert len(after - before) == 1 and before - after == {f"{old}.json"}
+    assert removed == 1  # the object key0500 named before
+    assert not base._entries  # the other buckets were never read
+    _forget()
+    assert stage.read_index().meta["inputs"]["key0500"] == "v7"  # type: ignore[union-attr]
