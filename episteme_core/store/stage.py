@@ -412,7 +412,6 @@ class Stage:
                       ) -> tuple[list[StageEntry], dict[str, Any]]:
         """Every bucket of a head, each checked against its sha256: the entries in key order, and
         the metadata with its per-key maps put back together (keys in order)."""
-        import json
 
         from episteme_core.gcpause import paused_cycle_gc
 

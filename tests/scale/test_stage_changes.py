@@ -20,7 +20,6 @@ from episteme_core.store.home import Home
 from episteme_core.store.stage import BUCKETS_FROM_ENV, LazyStageIndex, Stage, bucket_of
 
 
-
 @pytest.fixture(autouse=True)
 def fresh_process_memory(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv(BUCKETS_FROM_ENV, "64")
@@ -56,8 +55,8 @@ changes = st.lists(st.tuples(st.integers(0, 199), st.sampled_from(["put", "drop"
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(changes=changes, first=st.integers(120, 200))
-def test_a_commit_of_changes_is_the_commit_of_the_whole(tmp_path_factory: pytest.TempPathFactory,
-                                                        changes: list[tuple[int, str, int]], first: int) -> None:
+def test_a_commit_of_changes_is_the_commit_of_the_whole(
+        tmp_path_factory: pytest.TempPathFactory, changes: list[tuple[int, str, int]], first: int) -> None:
     """CommitChangesEqualsWhole: the changed commit's files equal a whole commit of the same content
     made in a home of its own, whatever changed (the layout included)."""
     work = tmp_path_factory.mktemp("changes")
