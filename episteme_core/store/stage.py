@@ -182,6 +182,7 @@ class Stage:
         sizes = [len(ordered)] + [len(v) for v in full.values() if isinstance(v, dict)]
         count = bucket_count(max(sizes), threshold)
         buckets: list[dict[str, Any]] = []
+        keyed: tuple[str, ...] = ()
         if count == 0:
             data, digest = encode_index(draft)
         else:
@@ -190,7 +191,15 @@ class Stage:
             data, digest = _encode_head(self.name, __version__, draft.schema_version, len(ordered), buckets,
                                         keyed, {k: v for k, v in full.items() if k not in keyed},
                                         {field: len(full[field]) for field in keyed})
-        index = attrs.evolve(draft, fingerprint=digest)
+        index: StageIndex = attrs.evolve(draft, fingerprint=digest)
+        if count:  # a bucketed commit reads as one read from its head: its buckets known, loaded
+            keyed_counts = {field: len(full[field]) for field in keyed}
+            index = LazyStageIndex.of_head(
+                stage=self.name, episteme_version=__version__, schema_version=draft.schema_version,
+                fingerprint=digest, head_meta={k: v for k, v in full.items() if k not in keyed}, keyed=keyed,
+                count=len(ordered), bucket_bytes=sum(bucket["bytes"] for bucket in buckets),
+                loader=lambda: (ordered, full), buckets=buckets, keyed_counts=keyed_counts)
+            index.load()
         flush_pending()  # every object and bucket the index names is durable before the index changes
         if not self._committed_as(data):  # an index that would not change is not written again
             atomic_write(self.index_path, data, kind="index-write")
