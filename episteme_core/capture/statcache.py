@@ -224,6 +224,25 @@ class StatCache:
             self._generation, self._head = generation, head
             self._changed = True
 
+    def carry(self, before: str | None, head: str | None, touched: set[str],
+              latest: list[tuple[str, list[Any], str | None, str]]) -> None:
+        """The snapshots commit ``head`` changed only the states of the ``touched`` sources of the
+        commit ``before``: the confirmations that held under ``before`` hold under ``head`` for every
+        other source; those of a touched source lapse, then each (path, identity, fragment, snapshot
+        id) of ``latest`` (a touched source's latest after the commit) is confirmed. When the
+        confirmations were not made under ``before``, they lapse as under any new head."""
+        if head is None or head == self._head:
+            return
+        if before is None or before != self._head:
+            self.confirm(head, latest)
+            return
+        for key, found in self._files.items():
+            if type(found) is list and len(found) == 11 and found[5] in touched:
+                self._files[key] = found[:9]
+        self._head = head
+        self._changed = True
+        self.confirm(head, latest)
+
     def snapshot_id(self, path: Path | str, identity: list[Any]) -> str | None:
         """The snapshot id recorded for ``path`` ingested with ``identity`` (source, media type,
         charset), if the entry was just trusted for it; else None."""
