@@ -119,8 +119,9 @@ def _parse_sources(index: StageIndex | None, where: str) -> dict[str, SourceStat
     return _parse_states(raw, {entry.key for entry in index.entries}, where)
 
 
-def _parse_states(raw: dict[str, Any], known: set[str], where: str) -> dict[str, SourceState]:
-    """Source states from ``meta.sources`` values; every snapshot a history names must be in ``known``."""
+def _parse_states(raw: dict[str, Any], known: set[str] | None, where: str) -> dict[str, SourceState]:
+    """Source states from ``meta.sources`` values; every snapshot a history names must be in ``known``
+    (unless None: the caller checks the histories it uses)."""
     allowed = {"latest", "history", *OPTION_KEYS}
     states: dict[str, SourceState] = {}
     for source, value in raw.items():
@@ -134,7 +135,7 @@ def _parse_states(raw: dict[str, Any], known: set[str], where: str) -> dict[str,
             raise EpistemeError("INVALID_INPUT", f"{where}: meta.sources[{source!r}] is malformed",
                                 details={"path": where, "source": source})
         history = tuple(value["history"])
-        if value["latest"] not in history or not known.issuperset(history):
+        if value["latest"] not in history or (known is not None and not known.issuperset(history)):
             raise EpistemeError(
                 "INVALID_INPUT",
                 f"{where}: meta.sources[{source!r}] names snapshots the index lacks",
@@ -225,6 +226,16 @@ class SnapshotCatalog:
                 found, _ = self.stage.lookup(self.index, history if isinstance(history, list) else [])
                 self._one[source] = _parse_states(raw, set(found), where)[source]
         return self._one[source]
+
+    def bucket_states(self, number: int) -> dict[str, SourceState]:
+        """The states of the sources in bucket ``number`` of a bucketed stage, that bucket alone read
+        (a history is checked against the entries by ``state``, not here)."""
+        from episteme_core.store.stage import LazyStageIndex
+
+        assert isinstance(self.index, LazyStageIndex) and "sources" in self.index.keyed
+        _, values = self.stage.bucket(self.index, number)
+        raw = values["sources"]
+        return _parse_states(raw, None, str(self.stage.index_path))
 
     @property
     def fingerprint(self) -> str | None:
