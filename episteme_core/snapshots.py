@@ -147,6 +147,7 @@ def _parse_states(raw: dict[str, Any], known: set[str] | None, where: str) -> di
 
 
 _PARSED: dict[tuple[str, str], dict[str, SourceState]] = {}
+ONE_BY_ONE = 512  # past this many single lookups a catalog reads every bucket once instead
 
 
 def _sources_of(index: StageIndex | None, where: str) -> dict[str, SourceState]:
@@ -198,7 +199,8 @@ class SnapshotCatalog:
         from episteme_core.store.stage import LazyStageIndex
 
         return (self._loaded is None and isinstance(self.index, LazyStageIndex)
-                and self.index._entries is None and "sources" in self.index.keyed)
+                and self.index._entries is None and "sources" in self.index.keyed
+                and len(self._one) + len(self._one_entries) < ONE_BY_ONE)
 
     def _entry(self, snapshot_id: str) -> StageEntry | None:
         if not self._by_bucket():

@@ -441,14 +441,13 @@ def _chunk_home(
 
 DOCUMENTS_BUCKETS = "documentsBuckets"  # chunks meta: the documents buckets' sha256 it was built from
 KEYED = ("chunkedBy", "counts", "inputs", "sourceKinds")  # chunks meta: the per-document maps
-CHANGED_SHARE = 4  # past one bucket in this many changed, every document is compared (one pass)
 
 
 def _changed_buckets(previous: StageIndex, docs_index: StageIndex, options: dict[str, Any],
                      signature: Any) -> list[int] | None:
     """The documents buckets that differ from those the chunks commit was built from, when that is
-    all that changed (the same options and chunkers, both stages bucketed alike, a few buckets);
-    else None (every document is compared)."""
+    all that changed (the same options and chunkers, both stages bucketed alike); else None (every
+    document is compared)."""
     from episteme_core.store.stage import head_meta, keyed_fields
 
     if not isinstance(previous, LazyStageIndex) or not isinstance(docs_index, LazyStageIndex):
@@ -460,8 +459,7 @@ def _changed_buckets(previous: StageIndex, docs_index: StageIndex, options: dict
             or not isinstance(head.get("chunks"), int) or not isinstance(recorded, list)
             or len(recorded) != len(docs_index.buckets) or len(previous.buckets) != len(docs_index.buckets)):
         return None
-    changed = [n for n, bucket in enumerate(docs_index.buckets) if bucket["sha256"] != recorded[n]]
-    return changed if len(changed) * CHANGED_SHARE <= len(recorded) else None
+    return [n for n, bucket in enumerate(docs_index.buckets) if bucket["sha256"] != recorded[n]]
 
 
 def _chunk_changed(home: Home, job: ChunkJob, docs_index: LazyStageIndex, previous: LazyStageIndex,

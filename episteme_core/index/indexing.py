@@ -469,20 +469,19 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None,
 
 
 CHUNKS_BUCKETS = "chunksBuckets"  # shards meta: the chunks buckets' sha256 it was built from
-CHANGED_SHARE = 4  # past one chunks bucket in this many changed, every chunks object is compared
 
 
 def _changed_chunk_buckets(previous: Any, chunk_index: StageIndex, shard_size: int
                            ) -> tuple[int, set[int]] | None:
-    """(bucket count, the chunks buckets that differ from those the shards were built from) when
-    only a few changed and the shards' settings are the same; else None (every object is compared)."""
+    """(bucket count, the chunks buckets that differ from those the shards were built from) when the
+    shards' settings are the same; else None (every object is compared)."""
     recorded = previous.meta.get(CHUNKS_BUCKETS)
     if (not isinstance(chunk_index, LazyStageIndex) or not isinstance(recorded, list)
             or len(recorded) != len(chunk_index.buckets) or previous.meta.get("shardSize") != shard_size
             or not {"counts", "sourceKinds"} <= set(chunk_index.keyed)):
         return None
-    changed = {n for n, bucket in enumerate(chunk_index.buckets) if bucket["sha256"] != recorded[n]}
-    return (len(recorded), changed) if len(changed) * CHANGED_SHARE <= len(recorded) else None
+    buckets = chunk_index.buckets
+    return len(recorded), {n for n, bucket in enumerate(buckets) if bucket["sha256"] != recorded[n]}
 
 
 def _bucket_objects(cstage: Stage, chunk_index: Any, changed: tuple[int, set[int]]

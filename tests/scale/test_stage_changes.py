@@ -66,21 +66,17 @@ def test_a_commit_of_changes_is_the_commit_of_the_whole(
     stage.prune(stage.read_index())  # type: ignore[arg-type]
     _forget()
     base = stage.read_index()
-    put: list[StageEntry] = []
-    drop: list[str] = []
-    values: dict[str, str] = {}
+    touched: set[str] = set()
     for number, what, version in changes:
         key = f"key{number:04d}"
+        touched.add(key)
         if what == "put":
             content[key] = version
-            put = [e for e in put if e.key != key] + [_put(stage, key, version)]
-            drop = [k for k in drop if k != key]
-            values[key] = f"v{version}"
         else:
             content.pop(key, None)
-            put = [e for e in put if e.key != key]
-            values.pop(key, None)
-            drop.append(key)
+    put = [_put(stage, key, content[key]) for key in sorted(touched) if key in content]
+    drop = sorted(key for key in touched if key not in content)
+    values = {key: f"v{content[key]}" for key in touched if key in content}
     committed = stage.commit_changes(base, head={"total": sum(content.values()), "options": {"size": 3}},
                                      fields=["inputs"], put=put, drop=drop, values={"inputs": values})
     stage.prune(committed)
