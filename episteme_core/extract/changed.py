@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
 from episteme_core.canonical import canonical_bytes
 from episteme_core.store.home import Home
 
+_OBJECT = re.compile(r"objects/[0-9a-f]{2}/[0-9a-f]{64}\.json")
 BASE_NAME = "extract-base.json"
 BASE_FORMAT = "episteme-extract-base/1"
 MODULUS = 1 << 256
@@ -42,7 +44,10 @@ def state_term(source: str, latest: str, options: dict[str, Any]) -> int:
 
 
 def path_term(path: str) -> int:
-    """One object path's term of the objects sum."""
+    """One object path's term of the objects sum: the sha256 an object's name already is (what the
+    stage writes: ``objects/ab/<sha256>.json``), else the sha256 of the path."""
+    if _OBJECT.fullmatch(path):
+        return int(path[11:75], 16)
     return _h(path.encode("utf-8"))
 
 

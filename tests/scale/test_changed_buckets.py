@@ -59,6 +59,12 @@ def test_one_changed_file_reads_one_bucket_per_stage(tmp_path: Path, corpus: Pat
     listed = [path for event, path in touched if event != "open" and "/objects" not in path
               and not path.endswith("/buckets")]
     assert listed == [], listed
+    # the stat cache's confirmations of the other files were carried to the new snapshots head, and
+    # extract noted what it read: the next unchanged run reads the heads alone again
+    again = touched_while(home, ["--home", str(home), "--json", "--progress", "never", "pipeline",
+                                 "--map", str(corpus)])
+    assert [path for _, path in again if "/snapshots/" in path] == [str(home / "snapshots" / "index.json")]
+    assert not [path for _, path in again if "/buckets/" in path], again
 
 
 def test_a_changed_rerun_makes_the_bytes_of_a_fresh_build(tmp_path: Path, corpus: Path) -> None:
