@@ -213,6 +213,37 @@ def chunked(items: Sequence[T], size: int) -> list[list[T]]:
     return [list(items[i : i + size]) for i in range(0, len(items), max(1, size))]
 
 
+# A map is cut into about this many batches per worker: enough that a worker that finishes early
+# takes more, few enough that a batch's round trip stays small against its work.
+BATCHES_PER_WORKER = 8
+
+
+def batches(items: Sequence[T], workers: int, work: Callable[[T], int] | None = None) -> list[list[T]]:
+    """``items`` cut, in order, into about ``BATCHES_PER_WORKER`` batches per worker of even work.
+
+    With a ``work`` measure a batch closes before the item that would take it past its share of the
+    total, so heavy items (a shard's build) go one per batch and the last batch of a map is no longer
+    than one item (two built together would leave the other worker idle for one build at the end);
+    without one, batches hold the same count of items."""
+    parts = max(1, workers * BATCHES_PER_WORKER)
+    if work is None:
+        return chunked(items, max(1, -(-len(items) // parts)))
+    weights = [max(0, int(work(item))) for item in items]
+    share = sum(weights) / parts
+    cut: list[list[T]] = []
+    current: list[T] = []
+    filled = 0
+    for item, weight in zip(items, weights, strict=True):
+        if current and filled + weight > share:
+            cut.append(current)
+            current, filled = [], 0
+        current.append(item)
+        filled += weight
+    if current:
+        cut.append(current)
+    return cut
+
+
 def shard_call(shard: Shard, method: str, *args: Any, **kwargs: Any) -> Any:
     """``getattr(shard, method)(*args, **kwargs)``: a picklable way to name a shard's method."""
     return getattr(shard, method)(*args, **kwargs)
@@ -233,6 +264,7 @@ __all__ = [
     "Executor",
     "ExecutorSpec",
     "SerialExecutor",
+    "batches",
     "accepts_executor",
     "available_cores",
     "chunked",

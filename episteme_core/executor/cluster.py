@@ -223,13 +223,12 @@ class DaskExecutor:
 
     def map(self, fn: Callable[[T], R], items: Sequence[T], *, work: Callable[[T], int] | None = None,
             min_work: int = 0) -> Iterator[R]:
-        from episteme_core.executor import chunked
+        from episteme_core.executor import batches
 
         items = list(items)
         if not items:
             return iter(())
-        size = max(1, -(-len(items) // (self.workers * 8)))
-        return self._map(fn, chunked(items, size))
+        return self._map(fn, batches(items, self.workers, work))
 
     def _map(self, fn: Callable[[T], R], batches: list[list[T]]) -> Iterator[R]:
         import collections

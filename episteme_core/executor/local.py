@@ -25,7 +25,6 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 AHEAD = 3  # batches in flight per worker
-BATCHES_PER_WORKER = 8  # a map is cut into about this many batches per worker (load balance)
 PRELOAD = ["episteme_core.executor.worker", "episteme_core.store.stage", "episteme_core.canonical"]
 
 
@@ -56,7 +55,7 @@ class LocalExecutor:
         items = list(items)
         if not self._parallel(items, work, min_work) or not portable(fn):
             return (fn(item) for item in items)
-        return self._map(fn, items)
+        return self._map(fn, items, work)
 
     def _parallel(self, items: Sequence[Any], work: Callable[[Any], int] | None, min_work: int) -> bool:
         if self.workers < 2 or len(items) < 2:
@@ -67,12 +66,11 @@ class LocalExecutor:
 
         return total(items, work) >= min_work
 
-    def _map(self, fn: Callable[[T], R], items: list[T]) -> Iterator[R]:
-        from episteme_core.executor import chunked
+    def _map(self, fn: Callable[[T], R], items: list[T], work: Callable[[T], int] | None) -> Iterator[R]:
+        from episteme_core.executor import batches as cut
         from episteme_core.store.atomic import syncing_later
 
-        size = max(1, -(-len(items) // (self.workers * BATCHES_PER_WORKER)))
-        batches = chunked(items, size)
+        batches = cut(items, self.workers, work)
         sync = not syncing_later()  # the command flushes what its workers wrote only inside its batch
         pool = self._start()
         pending: collections.deque[Future[Batch]] = collections.deque()

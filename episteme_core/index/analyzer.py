@@ -44,6 +44,9 @@ _ASCII_TOKEN = re.compile(f"[a-z0-9]{{1,{MAX_TOKEN_CHARS}}}")
 _ASCII_WORD_SPANS = re.compile("[A-Za-z0-9]+")
 # ASCII text in one pass: letters lowercased, digits kept, everything else a space (then split).
 _ASCII_WORDS = {c: (chr(c).lower() if chr(c).isalnum() else " ") for c in range(128)}
+# The same table for ``bytes.translate`` (a byte-to-byte table runs several times faster than a
+# ``str.translate`` dict); only ASCII text goes through it, so the upper half is never used.
+_ASCII_WORD_BYTES = bytes(ord(_ASCII_WORDS[c]) for c in range(128)) + b" " * 128
 # Identifiers joined by hyphens or underscores (``frame-ancestors``, ``max_idle_timeout``).
 _JOINED = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]++(?:[-_][A-Za-z0-9]++)+")
 # Capital runs (where a case change inside a word may be), and how such a word splits.
@@ -187,7 +190,7 @@ def _cjk_bigrams(run: str) -> list[str]:
 def words(text: str) -> list[str]:
     """The words of ``text`` in order, normalized but not stemmed (repeats kept)."""
     if text.isascii():  # the common case: one translate and a split, as the regex would cut it
-        found = text.translate(_ASCII_WORDS).split()
+        found = text.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split()
         if found and max(map(len, found)) > MAX_TOKEN_CHARS:
             return _ASCII_TOKEN.findall(text.lower())
         return found

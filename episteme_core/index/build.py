@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from episteme_core.index import shardfile
 from episteme_core.index.analyzer import DEFAULT_LANGUAGE, analyzer_params, stemmer
-from episteme_core.index.fields import FACETS, FIELD_DEFAULTS, indexed, unit_tokens
+from episteme_core.index.fields import FACETS, FIELD_DEFAULTS, indexed, unit_tokenizer
 from episteme_core.index.runs import RUN_CHARS, SECTION_RUN_CHARS, plan_units
 
 BM25_DEFAULTS: dict[str, Any] = {"k1": 1.5, "b": 0.75, "method": "lucene"}
@@ -73,21 +73,22 @@ def bm25_matrix(token_lists: Iterable[list[str]], params: dict[str, Any],
     ``max_terms``: raise ``TermLimit`` as soon as the distinct tokens pass it (the caller splits).
     """
     import array
+    import collections
     import math
 
     import numpy as np
 
-    numbers: dict[str, int] = {}  # distinct token -> its number, in order of first sight
+    # distinct token -> its number, in order of first sight: a token not yet seen gets the next
+    # number from ``__missing__`` (the dict's length), so numbering a list is one C-level map
+    numbers: collections.defaultdict[str, int] = collections.defaultdict()
+    numbers.default_factory = numbers.__len__
     flat = array.array("I")
     length_list = array.array("q")
     for tokens in token_lists:
         length_list.append(len(tokens))
-        for token in tokens:
-            if token not in numbers:
-                numbers[token] = len(numbers)
+        flat.extend(map(numbers.__getitem__, tokens))
         if max_terms is not None and len(numbers) > max_terms:
             raise TermLimit(len(length_list) - 1)
-        flat.extend(map(numbers.__getitem__, tokens))
     n = len(length_list)
     if not flat:
         return [], np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.uint32), np.zeros(1, dtype=np.int64)
@@ -98,10 +99,12 @@ def bm25_matrix(token_lists: Iterable[list[str]], params: dict[str, Any],
         distinct = [token if term == token else term for token in distinct for term in (term_of(token),)]
     vocab = sorted(set(distinct))
     position = dict(zip(vocab, range(len(vocab)), strict=True))
-    remap = np.fromiter(map(position.__getitem__, distinct), dtype=np.int64, count=len(distinct))
+    # (term, row) keys, term * n + row: one number per token, built in place; four bytes each
+    # where every key fits (they sort faster and take half the memory), else eight
+    key_type = np.uint32 if len(vocab) * n <= 0xFFFFFFFF else np.int64
+    remap = np.fromiter(map(position.__getitem__, distinct), dtype=key_type, count=len(distinct))
     del position, distinct
-    # (term, row) keys, term * n + row: one int64 per token, built in place
-    keys = remap[np.frombuffer(flat, dtype=np.uint32)]
+    keys: Any = remap[np.frombuffer(flat, dtype=np.uint32)]
     del flat, remap
     keys *= n
     lengths = np.frombuffer(length_list, dtype=np.int64)
@@ -109,7 +112,7 @@ def bm25_matrix(token_lists: Iterable[list[str]], params: dict[str, Any],
     for low in range(0, n, _STEP_ROWS):  # + each token's row, a bounded slice of rows at a time
         high = min(n, low + _STEP_ROWS)
         at = int(ends[low - 1]) if low else 0
-        keys[at : int(ends[high - 1])] += np.repeat(np.arange(low, high, dtype=np.int64), lengths[low:high])
+        keys[at : int(ends[high - 1])] += np.repeat(np.arange(low, high, dtype=key_type), lengths[low:high])
     del ends
     # (term, row) pairs sorted by term then row, with their counts: the CSC order bm25s produces.
     keys.sort()
@@ -123,10 +126,11 @@ def bm25_matrix(token_lists: Iterable[list[str]], params: dict[str, Any],
     del starts
     cols, rows = np.divmod(keys, n)
     del keys
-    rows = rows.astype(np.uint32)
-    df = np.bincount(cols, minlength=len(vocab))
-    indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
-    np.cumsum(df, out=indptr[1:])
+    rows = rows.astype(np.uint32, copy=False)
+    # pairs are sorted by term: where each term's pairs start, found in place (no count array of
+    # the pairs' terms as int64, which ``bincount`` would make of four-byte keys)
+    indptr = np.searchsorted(cols, np.arange(len(vocab) + 1), side="left").astype(np.int64, copy=False)
+    df = np.diff(indptr)
     # idf by math.log (as bm25s), once per distinct document frequency, rounded to float32
     df_values, inverse = np.unique(df, return_inverse=True)
     idf = np.array([math.log(1 + (n - d + 0.5) / (d + 0.5)) for d in df_values.tolist()], dtype=np.float32)
@@ -170,9 +174,9 @@ def bm25_scores(
     )
 
 
-def _facet_table(rows: list[dict[str, Any]], field: str) -> list[Any]:
-    values = {row.get(field) for row in rows}
-    return sorted(values, key=lambda v: (v is not None, "" if v is None else str(v)))
+def _facet_table(values: list[Any]) -> list[Any]:
+    """The distinct values of a facet in the shard's order: None first, then by their text."""
+    return sorted(set(values), key=lambda v: (v is not None, "" if v is None else str(v)))
 
 
 def build_shard(
@@ -221,8 +225,8 @@ def build_shard(
     # one language: stem each distinct word once, where the vocabulary is built
     single = len(languages) == 1
     labels: dict[tuple[str, str], list[str]] = {}
-    token_lists = (unit_tokens([views[r] for r in unit], weights, stem=not single, labels=labels)
-                   for unit in units)  # tokenised one unit at a time as the matrix takes them
+    tokens_of = unit_tokenizer(weights, stem=not single, labels=labels)
+    token_lists = (tokens_of([views[r] for r in unit]) for unit in units)  # one unit at a time, as taken
     try:
         vocab, data, indices, indptr = bm25_matrix(token_lists, params,
                                                    stemmer(languages[0]) if single else None, max_terms)
@@ -230,12 +234,15 @@ def build_shard(
         raise RowLimit(units[hit.unit][0]) from None  # units are sorted by their first row
     del labels
     count = len(rows)
-    facets = {field: _facet_table(views, field) for field in FACETS}
     times = struct.pack(f"<{count}d", *(epoch_seconds(r.get("time")) for r in views))
+    facets: dict[str, list[Any]] = {}
     facet_codes: dict[str, bytes] = {}
-    for field in FACETS:
-        codes = {value: code for code, value in enumerate(facets[field])}
-        facet_codes[field] = struct.pack(f"<{count}H", *(codes[r.get(field)] for r in views))
+    for field in FACETS:  # each row's value read once: the table of values, then its codes
+        values = [r.get(field) for r in views]
+        facets[field] = table = _facet_table(values)
+        codes = {value: code for code, value in enumerate(table)}
+        facet_codes[field] = struct.pack(f"<{count}H", *map(codes.__getitem__, values))
+        del values
     del views, token_lists
     if release_rows:
         rows.clear()

@@ -12,6 +12,7 @@ are chosen on the dev question set (``bench/quality.py``) and recorded in every 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from episteme_core.index.analyzer import DEFAULT_LANGUAGE, language_of, surface, tokenize
@@ -116,28 +117,38 @@ def unit_tokens(rows: list[dict[str, Any]], weights: dict[str, int], *, stem: bo
     its first chunk, each ``weight`` times, then every chunk's body ``body`` times. ``stem=False``
     gives the words unstemmed (a shard of one language stems each distinct word once); ``labels``
     caches the terms of field values (a document's title repeats on every chunk)."""
-    first = rows[0]
-    language = first.get("language") or DEFAULT_LANGUAGE
+    return unit_tokenizer(weights, stem=stem, labels=labels)(rows)
+
+
+def unit_tokenizer(weights: dict[str, int], *, stem: bool = True,
+                   labels: dict[tuple[str, str], list[str]] | None = None
+                   ) -> Callable[[list[dict[str, Any]]], list[str]]:
+    """``unit_tokens`` with the weights read once: a shard build calls it for every unit."""
+    weighted = [(field, weight) for field in LABEL_FIELDS if (weight := weights.get(field, 0))]
+    body = weights.get("body", 1)
 
     def terms(text: str, lang: str) -> list[str]:
         return tokenize(text, lang) if stem else surface(text)
 
-    tokens: list[str] = []
-    for field in LABEL_FIELDS:
-        weight = weights.get(field, 0)
-        value = first.get(field) if weight else None
-        if value:
-            if labels is None:
-                tokens.extend(terms(value, language) * weight)
+    def tokens_of(rows: list[dict[str, Any]]) -> list[str]:
+        first = rows[0]
+        language = first.get("language") or DEFAULT_LANGUAGE
+        tokens: list[str] = []
+        for field, weight in weighted:
+            value = first.get(field)
+            if not value:
                 continue
-            found = labels.get((value, language))
-            if found is None:
-                found = labels[(value, language)] = terms(value, language)
-            tokens.extend(found * weight)
-    body = weights.get("body", 1)
-    for row in rows:
-        tokens.extend(terms(row["text"], row.get("language") or language) * body)
-    return tokens
+            cached = None if labels is None else labels.get((value, language))
+            found = terms(value, language) if cached is None else cached
+            if labels is not None and cached is None:
+                labels[(value, language)] = found
+            tokens.extend(found * weight if weight != 1 else found)
+        for row in rows:
+            part = terms(row["text"], row.get("language") or language)
+            tokens.extend(part * body if body != 1 else part)
+        return tokens
+
+    return tokens_of
 
 
 def document_tokens(heading: str | None, text: str, heading_weight: int) -> list[str]:
