@@ -91,3 +91,29 @@ def test_a_changed_rerun_makes_the_bytes_of_a_fresh_build(tmp_path: Path, corpus
     rehashed = _pipeline(home, corpus, "--rehash")
     assert rehashed["capture"]["counts"]["captured"] == 0
     assert stage_bytes(home, ("documents", "chunks")) == stage_bytes(fresh, ("documents", "chunks"))
+
+
+def test_a_note_that_does_not_hold_sends_extract_the_full_way(tmp_path: Path, corpus: Path) -> None:
+    """After a partial extraction (the documents commit is not the noted one) and with an unreadable
+    note, the run compares every source and still leaves the bytes of a fresh build."""
+    home, fresh = tmp_path / "home", tmp_path / "fresh"
+    _pipeline(home, corpus)
+    files = tmp_path / "files"
+    (files / "f00005.txt").write_text("a new paragraph about zeta", "utf-8")
+    import time
+
+    time.sleep(0.25)
+    assert episteme(home, ["manual-ingest", "--map", str(corpus)]).returncode == 0
+    assert episteme(home, ["extract", "https://example.org/f5"]).returncode == 0
+    (files / "f00300.txt").write_text("zeta again, in another bucket", "utf-8")
+    time.sleep(0.25)
+    again = _pipeline(home, corpus)
+    assert again["extract"]["extracted"] == ["https://example.org/f300"]
+    (files / "f00007.txt").write_text("zeta a third time", "utf-8")
+    time.sleep(0.25)
+    (home / "extract-base.json").write_text("{not json")
+    third = _pipeline(home, corpus)
+    assert third["extract"]["extracted"] == ["https://example.org/f7"]
+    _pipeline(fresh, corpus)
+    assert stage_bytes(home, ("documents", "chunks")) == stage_bytes(fresh, ("documents", "chunks"))
+    assert _hits(home, "zeta") == _hits(fresh, "zeta")
