@@ -116,7 +116,12 @@ def _parse_sources(index: StageIndex | None, where: str) -> dict[str, SourceStat
     if not isinstance(raw, dict):
         raise EpistemeError("INVALID_INPUT", f"{where}: meta.sources is not an object",
                             details={"path": where})
-    known = {entry.key for entry in index.entries}
+    return _parse_states(raw, {entry.key for entry in index.entries}, where)
+
+
+def _parse_states(raw: dict[str, Any], known: set[str] | None, where: str) -> dict[str, SourceState]:
+    """Source states from ``meta.sources`` values; every snapshot a history names must be in ``known``
+    (unless None: the caller checks the histories it uses)."""
     allowed = {"latest", "history", *OPTION_KEYS}
     states: dict[str, SourceState] = {}
     for source, value in raw.items():
@@ -130,7 +135,7 @@ def _parse_sources(index: StageIndex | None, where: str) -> dict[str, SourceStat
             raise EpistemeError("INVALID_INPUT", f"{where}: meta.sources[{source!r}] is malformed",
                                 details={"path": where, "source": source})
         history = tuple(value["history"])
-        if value["latest"] not in history or not known.issuperset(history):
+        if value["latest"] not in history or (known is not None and not known.issuperset(history)):
             raise EpistemeError(
                 "INVALID_INPUT",
                 f"{where}: meta.sources[{source!r}] names snapshots the index lacks",
@@ -142,6 +147,7 @@ def _parse_sources(index: StageIndex | None, where: str) -> dict[str, SourceStat
 
 
 _PARSED: dict[tuple[str, str], dict[str, SourceState]] = {}
+ONE_BY_ONE = 512  # past this many single lookups a catalog reads every bucket once instead
 
 
 def _sources_of(index: StageIndex | None, where: str) -> dict[str, SourceState]:
@@ -168,6 +174,8 @@ class SnapshotCatalog:
         self.blobs = BlobStore(home.blobs_dir)
         self._loaded: tuple[dict[str, StageEntry], dict[str, SourceState]] | None = None
         self._records: dict[str, SnapshotRecord] = {}
+        self._one: dict[str, SourceState | None] = {}  # sources looked up one by one
+        self._one_entries: dict[str, StageEntry | None] = {}  # snapshots looked up one by one
 
     @property
     def _entries(self) -> dict[str, StageEntry]:
@@ -186,6 +194,51 @@ class SnapshotCatalog:
                             _sources_of(index, str(self.stage.index_path)))
         return self._loaded
 
+    def _by_bucket(self) -> bool:
+        """Whether single lookups read one bucket (a bucketed stage not read in full yet)."""
+        from episteme_core.store.stage import LazyStageIndex
+
+        return (self._loaded is None and isinstance(self.index, LazyStageIndex)
+                and self.index._entries is None and "sources" in self.index.keyed
+                and len(self._one) + len(self._one_entries) < ONE_BY_ONE)
+
+    def _entry(self, snapshot_id: str) -> StageEntry | None:
+        if not self._by_bucket():
+            return self._entries.get(snapshot_id)
+        if snapshot_id not in self._one_entries:
+            assert self.index is not None
+            found, _ = self.stage.lookup(self.index, [snapshot_id])
+            self._one_entries[snapshot_id] = found.get(snapshot_id)
+        return self._one_entries[snapshot_id]
+
+    def state_of(self, source: str) -> SourceState | None:
+        """The state of ``source``, or None when it has none; of a bucketed stage only the buckets
+        of the source and of its history's snapshots are read (verified as a full read does)."""
+        if not self._by_bucket():
+            return self._states.get(source)
+        if source not in self._one:
+            assert self.index is not None
+            _, values = self.stage.lookup(self.index, [source], ["sources"])
+            raw = values["sources"]
+            if not raw:
+                self._one[source] = None
+            else:
+                where = str(self.stage.index_path)
+                history = raw[source].get("history") if isinstance(raw[source], dict) else None
+                found, _ = self.stage.lookup(self.index, history if isinstance(history, list) else [])
+                self._one[source] = _parse_states(raw, set(found), where)[source]
+        return self._one[source]
+
+    def bucket_states(self, number: int) -> dict[str, SourceState]:
+        """The states of the sources in bucket ``number`` of a bucketed stage, that bucket alone read
+        (a history is checked against the entries by ``state``, not here)."""
+        from episteme_core.store.stage import LazyStageIndex
+
+        assert isinstance(self.index, LazyStageIndex) and "sources" in self.index.keyed
+        _, values = self.stage.bucket(self.index, number)
+        raw = values["sources"]
+        return _parse_states(raw, None, str(self.stage.index_path))
+
     @property
     def fingerprint(self) -> str | None:
         """The committed index fingerprint (``None`` for a stage never committed); reads no bucket."""
@@ -198,22 +251,22 @@ class SnapshotCatalog:
         return sorted(self._states)
 
     def has_source(self, source: str) -> bool:
-        return source in self._states
+        return self.state_of(source) is not None
 
     def has_snapshot(self, snapshot_id: str) -> bool:
-        return snapshot_id in self._entries
+        return self._entry(snapshot_id) is not None
 
     def snapshot_ids(self) -> list[str]:
         return sorted(self._entries)
 
     def state(self, source: str) -> SourceState:
-        try:
-            return self._states[source]
-        except KeyError:
+        found = self.state_of(source)
+        if found is None:
             raise EpistemeError(
                 "INVALID_INPUT", f"no snapshot of {source!r} in {self.stage.dir}",
                 details={"source": source}, hint="capture it first (episteme snapshot / ingest)",
-            ) from None
+            )
+        return found
 
     def latest(self, source: str) -> SnapshotRecord:
         return self.record(self.state(source).latest)
@@ -229,7 +282,7 @@ class SnapshotCatalog:
         cached = self._records.get(snapshot_id)
         if cached is not None:
             return cached
-        entry = self._entries.get(snapshot_id)
+        entry = self._entry(snapshot_id)
         if entry is None:
             raise EpistemeError("INVALID_INPUT", f"no snapshot {snapshot_id} in {self.stage.dir}",
                                 details={"snapshotId": snapshot_id})
@@ -328,6 +381,7 @@ class SnapshotWriter:
         self.blobs = self.catalog.blobs
         self.log = Log(home.log_path)
         self._loaded_states: dict[str, SourceState] | None = None  # read on first use
+        self._overlay: dict[str, SourceState] = {}  # the states this run set, by source
         self.observed = False  # whether anything was observed or kept (the states may differ)
         self._new_entries: dict[str, StageEntry] = {}
         self._new_records: dict[str, SnapshotRecord] = {}
@@ -342,11 +396,32 @@ class SnapshotWriter:
         that asks nothing of it reads only the stage head), then what it observed."""
         if self._loaded_states is None:
             self._loaded_states = {s: self.catalog.state(s) for s in self.catalog.sources()}
+            self._loaded_states.update(self._overlay)
         return self._loaded_states
+
+    def _state(self, source: str) -> SourceState | None:
+        """One source's state as this run leaves it (of a bucketed stage, its bucket alone is read)."""
+        if source in self._overlay:
+            return self._overlay[source]
+        if self._loaded_states is not None:
+            return self._loaded_states.get(source)
+        return self.catalog.state_of(source)
+
+    def _set_state(self, source: str, state: SourceState) -> None:
+        self._overlay[source] = state
+        if self._loaded_states is not None:
+            self._loaded_states[source] = state
 
     def states_read(self) -> bool:
         """Whether this run read every source's state (the catalog's buckets)."""
         return self._loaded_states is not None
+
+    def touched(self, source: str) -> bool:
+        """Whether this run observed or kept ``source`` (its state may differ from the catalog's)."""
+        return source in self._overlay
+
+    def touched_sources(self) -> set[str]:
+        return set(self._overlay)
 
     def __enter__(self) -> SnapshotWriter:
         return self
@@ -364,6 +439,8 @@ class SnapshotWriter:
         self._new_entries.clear()
         self._new_records.clear()
         self._pending_log.clear()
+        self._overlay.clear()
+        self._loaded_states = None
 
     # blobs ------------------------------------------------------------------
 
@@ -443,13 +520,13 @@ class SnapshotWriter:
     # observations -----------------------------------------------------------
 
     def state(self, source: str) -> SourceState | None:
-        return self._states.get(source)
+        return self._state(source)
 
     def record(self, snapshot_id: str) -> SnapshotRecord:
         return self._new_records.get(snapshot_id) or self.catalog.record(snapshot_id)
 
     def latest(self, source: str) -> SnapshotRecord | None:
-        state = self._states.get(source)
+        state = self._state(source)
         return self.record(state.latest) if state else None
 
     def observe(
@@ -511,12 +588,12 @@ class SnapshotWriter:
                 self._created.append(object_path)
             self._new_records[snapshot_id] = record
         self.observed = True
-        previous = self._states.get(source)
+        previous = self._state(source)
         cleaned = clean_options(options) if options is not None else (previous.options if previous else {})
         history = previous.history if previous else ()
         if snapshot_id not in history:
             history = (*history, snapshot_id)
-        self._states[source] = SourceState(snapshot_id, history, cleaned)
+        self._set_state(source, SourceState(snapshot_id, history, cleaned))
         if previous is not None and previous.latest == snapshot_id:
             return Observation("unchanged", record, previous.latest)  # changes nothing, logs nothing
         self._log(identity.capture_kind, source, "captured", snapshot_id, observed_at)
@@ -544,21 +621,21 @@ class SnapshotWriter:
     def keep(self, source: str, options: Mapping[str, Any] | None = None) -> Observation:
         """The source is unchanged (an HTTP 304): keep its latest, update its options if given."""
         self.observed = True
-        state = self._states.get(source)
+        state = self._state(source)
         if state is None:
             raise EpistemeError("INTERNAL_ERROR", f"no recorded snapshot of {source!r} to keep")
-        if options is not None:
-            self._states[source] = SourceState(state.latest, state.history, clean_options(options))
+        self._set_state(source, state if options is None else
+                        SourceState(state.latest, state.history, clean_options(options)))
         return Observation("unchanged", self.record(state.latest), state.latest)
 
     # commit -----------------------------------------------------------------
 
     def changed(self) -> bool:
         """Whether the stage itself changes (new snapshots, or a source's latest/history/options)."""
-        if self._loaded_states is None and not self._new_entries:
+        if not self._overlay and not self._new_entries:
             return False  # nothing was observed: the states are the catalog's
-        old = {s: self.catalog.state(s) for s in self.catalog.sources()}
-        return bool(self._new_entries) or old != self._states
+        return bool(self._new_entries) or any(self.catalog.state_of(source) != state
+                                              for source, state in self._overlay.items())
 
     def commit(self) -> StageIndex | None:
         """Append the queued log lines, then commit the index; ``None`` when the stage is unchanged.
@@ -574,16 +651,21 @@ class SnapshotWriter:
                 append_line(self.log.path, lines)
                 self._pending_log.clear()
             return None
-        old_entries = list(self.catalog.index.entries) if self.catalog.index else []
-        entries = old_entries + [e for k, e in self._new_entries.items() if not self.catalog.has_snapshot(k)]
-        meta: dict[str, Any] = dict(self.catalog.index.meta) if self.catalog.index else {}
-        meta["sources"] = {source: self._states[source].to_meta() for source in sorted(self._states)}
+        from episteme_core.store.stage import head_meta
+
+        index = self.catalog.index
+        put = [e for k, e in self._new_entries.items() if not self.catalog.has_snapshot(k)]
+        head = {k: v for k, v in (head_meta(index) if index is not None else {}).items() if k != "sources"}
+        changed = {source: state.to_meta() for source, state in sorted(self._overlay.items())
+                   if self.catalog.state_of(source) != state}
         if self._pending_log:  # one write and one fsync for the run's lines, each line whole
             append_line(self.log.path, b"".join(canonical_bytes(unstructure(e)) for e in self._pending_log))
         self._pending_log.clear()
-        self.committed = self.stage.commit(entries, meta)
-        if self.committed.fingerprint:  # the states just committed: a reader of it parses none again
-            _PARSED.clear()
+        # only the buckets of the new snapshots and the changed sources are read and written
+        self.committed = self.stage.commit_changes(index, head=head, fields=["sources"], put=put,
+                                                   values={"sources": changed})
+        if self.committed.fingerprint and self._loaded_states is not None:
+            _PARSED.clear()  # the states just committed: a reader of it parses none again
             _PARSED[(self.committed.fingerprint, str(self.stage.index_path))] = dict(self._states)
         return self.committed
 

@@ -199,6 +199,10 @@ def manual_ingest(
         done = finish(writer, command, results, unlisted=None if list_unchanged else unlisted)
         if writer.states_read():  # confirm what this run found against the states it committed
             stats.confirm(done.fingerprint, [item for item in seen if _is_latest(writer, *item)])
+        elif done.fingerprint != head:  # only the sources it touched changed: the others' stand
+            touched = writer.touched_sources()
+            stats.carry(head, done.fingerprint, touched, [
+                item for item in seen if item[1][0] in touched and _is_latest(writer, *item)])
     stats.save()
     return done
 
@@ -217,10 +221,11 @@ def _still_latest(writer: SnapshotWriter, stats: StatCache, blob_root: str, entr
     snapshot is still its source's latest with the same options (then nothing is read, stored or
     logged for it); else None.
 
-    While this run has observed nothing, the stat cache's confirmation under the unchanged snapshots
-    head answers without the catalog; otherwise the source's state is read from it."""
+    While this run has not touched the source, the stat cache's confirmation under the snapshots
+    head it started from answers without the catalog; otherwise the source's state is read from it."""
     identity: list[str | None] = [entry.source_url, media, None]
-    known = None if writer.observed else stats.confirmed(path, info, identity, entry.fragment or None, head)
+    known = (None if writer.touched(entry.source_url)
+             else stats.confirmed(path, info, identity, entry.fragment or None, head))
     if known is None:
         known = stats.unchanged(path, info, identity)
         if known is None:

@@ -7,9 +7,11 @@ id is a pure function of those, so it is kept rather than hashed again). An entr
 confirmation: the run that saved the cache found that snapshot id to be its source's latest, with
 the entry's fragment as the source's options, in the snapshots commit whose fingerprint the cache
 records. While that commit is still the snapshots stage's head (any commit of snapshots changes its
-fingerprint) and nothing else was observed in the run, a confirmed file whose stat is unchanged is
-known to be its source's latest without reading the snapshots catalog (``confirmed``); a run that
-read the catalog confirms afresh what it found (``confirm``), and earlier confirmations lapse.
+fingerprint) and the run has not touched the file's source, a confirmed file whose stat is
+unchanged is known to be its source's latest without reading the snapshots catalog
+(``confirmed``); a run that read the catalog confirms afresh what it found (``confirm``), and
+earlier confirmations lapse. A run that changed only the sources it touched (and looked those up
+one by one) carries every other confirmation over to the head it committed (``carry``).
 A later run trusts the sha256 only while all four are unchanged: writing a file changes its mtime
 and ctime (``touch -d`` can set mtime back, never ctime), replacing it changes its inode. A file is
 recorded only when its stat was the same before and after it was hashed and its times lie well
@@ -223,6 +225,25 @@ class StatCache:
         if not same:
             self._generation, self._head = generation, head
             self._changed = True
+
+    def carry(self, before: str | None, head: str | None, touched: set[str],
+              latest: list[tuple[str, list[Any], str | None, str]]) -> None:
+        """The snapshots commit ``head`` changed only the states of the ``touched`` sources of the
+        commit ``before``: the confirmations that held under ``before`` hold under ``head`` for every
+        other source; those of a touched source lapse, then each (path, identity, fragment, snapshot
+        id) of ``latest`` (a touched source's latest after the commit) is confirmed. When the
+        confirmations were not made under ``before``, they lapse as under any new head."""
+        if head is None or head == self._head:
+            return
+        if before is None or before != self._head:
+            self.confirm(head, latest)
+            return
+        for key, found in self._files.items():
+            if type(found) is list and len(found) == 11 and found[5] in touched:
+                self._files[key] = found[:9]
+        self._head = head
+        self._changed = True
+        self.confirm(head, latest)
 
     def snapshot_id(self, path: Path | str, identity: list[Any]) -> str | None:
         """The snapshot id recorded for ``path`` ingested with ``identity`` (source, media type,

@@ -26,7 +26,7 @@ from episteme_core.errors import EpistemeError
 from episteme_core.gcpause import paused_cycle_gc
 from episteme_core.records import StageEntry, StageIndex
 from episteme_core.store.home import Home
-from episteme_core.store.stage import Stage
+from episteme_core.store.stage import LazyStageIndex, Stage
 
 if TYPE_CHECKING:
     from episteme_core.executor import Executor
@@ -335,6 +335,13 @@ def _chunk_home(
             total = entry_count(docs_index)
             progress(total, total, "unchanged")
         return _unchanged_report(previous, docs_index, max_chars, overlap_chars)
+    if previous is not None and docs_index is not None:
+        changed = _changed_buckets(previous, docs_index, options, signature)
+        if changed is not None:  # the documents of a few buckets changed: only those are looked at
+            assert isinstance(previous, LazyStageIndex) and isinstance(docs_index, LazyStageIndex)
+            job = ChunkJob(home, chunkers, preferred, max_chars, overlap_chars)
+            return _chunk_changed(home, job, docs_index, previous, changed, options, signature, progress,
+                                  tie_warn, executor)
     doc_entries = list(docs_index.entries) if docs_index else []
     reusable: dict[str, StageEntry] = {}
     previous_inputs: dict[str, Any] = {}
@@ -410,6 +417,8 @@ def _chunk_home(
         "sourceKinds": {key: kinds[key] for key in ordered},
         "chunks": sum(counts.values()),
     }
+    if isinstance(docs_index, LazyStageIndex):  # what the next run compares bucket by bucket
+        meta[DOCUMENTS_BUCKETS] = [bucket["sha256"] for bucket in docs_index.buckets]
     removed = len({e.key for e in previous.entries} - set(inputs)) if previous else 0
     committed = sorted(entries.values(), key=lambda e: e.key)
     if previous is not None and previous.entries == committed and previous.meta == meta:
@@ -427,6 +436,96 @@ def _chunk_home(
         documents_fingerprint=documents_fingerprint,
         max_chars=max_chars,
         overlap_chars=overlap_chars,
+    )
+
+
+DOCUMENTS_BUCKETS = "documentsBuckets"  # chunks meta: the documents buckets' sha256 it was built from
+KEYED = ("chunkedBy", "counts", "inputs", "sourceKinds")  # chunks meta: the per-document maps
+
+
+def _changed_buckets(previous: StageIndex, docs_index: StageIndex, options: dict[str, Any],
+                     signature: Any) -> list[int] | None:
+    """The documents buckets that differ from those the chunks commit was built from, when that is
+    all that changed (the same options and chunkers, both stages bucketed alike); else None (every
+    document is compared)."""
+    from episteme_core.store.stage import head_meta, keyed_fields
+
+    if not isinstance(previous, LazyStageIndex) or not isinstance(docs_index, LazyStageIndex):
+        return None
+    head = head_meta(previous)
+    recorded = head.get(DOCUMENTS_BUCKETS)
+    if (head.get("options") != options or head.get("selection") != signature
+            or keyed_fields(previous) != KEYED or previous.keyed_counts is None
+            or not isinstance(head.get("chunks"), int) or not isinstance(recorded, list)
+            or len(recorded) != len(docs_index.buckets) or len(previous.buckets) != len(docs_index.buckets)):
+        return None
+    return [n for n, bucket in enumerate(docs_index.buckets) if bucket["sha256"] != recorded[n]]
+
+
+def _chunk_changed(home: Home, job: ChunkJob, docs_index: LazyStageIndex, previous: LazyStageIndex,
+                   changed: list[int], options: dict[str, Any], signature: Any, progress: ProgressFn | None,
+                   tie_warn: Warn | None, executor: Executor | None) -> ChunkReport:
+    """Chunk the documents of the ``changed`` buckets that changed and commit only their buckets
+    (the others carried over as they are): the commit a full pass would make."""
+    from episteme_core.documents import documents_stage
+    from episteme_core.executor import SERIAL, cleaning_up
+    from episteme_core.store.stage import head_meta
+
+    docs_stage, stage = documents_stage(home), chunks_stage(home)
+    tasks: list[ChunkTask] = []
+    drop: list[str] = []
+    old_counts: dict[str, int] = {}
+    for number in changed:  # the two stages share a bucket layout: a document's chunks sit alike
+        documents, _ = docs_stage.bucket(docs_index, number)
+        chunked, keyed = stage.bucket(previous, number)
+        present = {entry.key: entry for entry in chunked}
+        for doc_entry in documents:
+            key = doc_entry.key
+            if (key in present and keyed["inputs"].get(key) == doc_entry.sha256 and key in keyed["counts"]
+                    and key in keyed["chunkedBy"] and key in keyed["sourceKinds"]):
+                continue  # its chunks hold
+            if key in keyed["counts"]:
+                old_counts[key] = int(keyed["counts"][key])
+            tasks.append(ChunkTask(doc_entry))
+        kept = {entry.key for entry in documents}
+        for key in present:
+            if key not in kept:
+                drop.append(key)
+                old_counts[key] = int(keyed["counts"].get(key, 0))
+    put: list[StageEntry] = []
+    values: dict[str, dict[str, Any]] = {field: {} for field in KEYED}
+    runner = executor or SERIAL
+    total = docs_index.count
+    with cleaning_up(home, runner):
+        results = runner.map(functools.partial(chunk_document, job), tasks,
+                             work=lambda task: task.entry.bytes, min_work=PARALLEL_BYTES)
+        for done, (task, result) in enumerate(zip(tasks, results, strict=True), start=1):
+            for args, extra in result.ties:
+                if tie_warn is not None:
+                    tie_warn(*args, **extra)
+            assert result.entry is not None, "a changed document is always cut"
+            key = task.entry.key
+            put.append(result.entry)
+            values["inputs"][key] = task.entry.sha256
+            values["counts"][key] = result.count
+            values["chunkedBy"][key] = result.label
+            values["sourceKinds"][key] = result.source_kind
+            if progress:
+                progress(done, len(tasks), key)
+    if tasks and runner is not SERIAL:
+        note_written(stage.dir)
+    before = head_meta(previous)
+    chunks = int(before["chunks"]) - sum(old_counts.values()) + sum(values["counts"].values())
+    head = {"documentsFingerprint": docs_index.fingerprint, "options": options, "selection": signature,
+            "chunks": chunks, DOCUMENTS_BUCKETS: [bucket["sha256"] for bucket in docs_index.buckets]}
+    index = stage.commit_changes(previous, head=head, fields=KEYED, put=put, drop=drop, values=values)
+    stage.prune(index)
+    if progress and not tasks:
+        progress(total, total, "unchanged")
+    return ChunkReport(
+        documents=total, chunks=chunks, reused=total - len(tasks), chunked=len(tasks), removed=len(drop),
+        fingerprint=index.fingerprint, documents_fingerprint=docs_index.fingerprint,
+        max_chars=job.max_chars, overlap_chars=job.overlap_chars,
     )
 
 

@@ -262,7 +262,7 @@ def extract_sources(
     """
     from episteme_core.components import warn_once
     from episteme_core.documents import commit_documents, documents_stage, source_records
-    from episteme_core.executor import SERIAL, cleaning_up
+    from episteme_core.extract.changed import note_full_run
     from episteme_core.snapshots import latest_of_head, note_latest_of_head, read_catalog
     from episteme_core.store.stage import entry_count, head_meta
 
@@ -286,6 +286,11 @@ def extract_sources(
         if progress and known[1]:
             progress(known[1], known[1], "unchanged")
         return ExtractReport(rows=rows, documents=[], sources=known[1])
+    if same and not sources and not report_rows and previous is not None and isinstance(before, dict):
+        changed = _extract_changed(home, plugins, catalog, stage, previous, before, sig, options, extractor,
+                                   tie_warn, executor, progress)
+        if changed is not None:  # only the sources of the changed snapshots buckets were looked at
+            return changed
     targets = list(dict.fromkeys(sources)) if sources else catalog.sources()
     for source in targets:
         catalog.state(source)  # an unknown source fails before any work
@@ -307,6 +312,8 @@ def extract_sources(
             and set(records) == set(targets) and not any(_transient(r) for r in records.values())
             and all(_stored(present, entry) for entry in entries.values())):
         # nothing changed: no commit
+        if previous is not None:
+            note_full_run(home, previous.fingerprint, catalog)
         rows = [_reused_row(records[source]) for source in targets] if report_rows else []
         if progress and targets:
             progress(len(targets), len(targets), "unchanged")
@@ -342,6 +349,34 @@ def extract_sources(
         else:
             tasks.append(ExtractTask(number, item, chosen, {**key, "sourceOptions": state.options}))
     fresh: list[Document] = []
+
+    def extracted(task: ExtractTask, result: Extracted) -> None:
+        nonlocal done
+        kept.append((result.entry, result.record))
+        fresh.append(result.document)
+        outcome = "failed" if result.document.status == "failed" else "extracted"
+        rows_at[task.number] = {**_row(result.record), "outcome": outcome}
+        done += 1
+        if progress:
+            progress(done, len(targets), task.item.source)
+
+    _run_tasks(home, stage, executor, options, tasks, extracted)
+    rows = [rows_at[number] for number in range(len(targets))]
+    if rows or not sources:
+        run = {"signature": sig, "snapshots": latest, **_settled_record(kept)} if not sources else (
+            {"signature": sig, "snapshots": None} if same else None)
+        index = commit_documents(home, [], kept, replace=not sources, meta={RUN_META: run} if run else None)
+        if not sources:
+            note_full_run(home, index.fingerprint, catalog)
+    return ExtractReport(rows=rows if report_rows else [], documents=fresh, sources=len(targets))
+
+
+def _run_tasks(home: Home, stage: Any, executor: Executor | None, options: dict[str, Any],
+               tasks: list[ExtractTask], each: Callable[[ExtractTask, Extracted], None]) -> None:
+    """Extract ``tasks`` on ``executor`` (default: this process), ``each`` told of every result in
+    task order; an object a failed run wrote afresh is removed."""
+    from episteme_core.executor import SERIAL, cleaning_up
+
     created: list[Any] = []  # objects this run wrote that did not exist: removed if it fails
     runner = executor or SERIAL
     try:
@@ -351,13 +386,7 @@ def extract_sources(
             for task, result in zip(tasks, results, strict=True):
                 if result.created:
                     created.append(stage.dir / result.entry.path)
-                kept.append((result.entry, result.record))
-                fresh.append(result.document)
-                outcome = "failed" if result.document.status == "failed" else "extracted"
-                rows_at[task.number] = {**_row(result.record), "outcome": outcome}
-                done += 1
-                if progress:
-                    progress(done, len(targets), task.item.source)
+                each(task, result)
     except BaseException:
         for path in created:
             path.unlink(missing_ok=True)
@@ -366,48 +395,145 @@ def extract_sources(
         from episteme_core.chunking import note_written
 
         note_written(stage.dir)
-    rows = [rows_at[number] for number in range(len(targets))]
-    if rows or not sources:
-        run = {"signature": sig, "snapshots": latest, **_settled_record(kept)} if not sources else (
-            {"signature": sig, "snapshots": None} if same else None)
-        commit_documents(home, [], kept, replace=not sources, meta={RUN_META: run} if run else None)
-    return ExtractReport(rows=rows if report_rows else [], documents=fresh, sources=len(targets))
 
 
+def _extract_changed(home: Home, plugins: Any, catalog: SnapshotCatalog, stage: Any, previous: Any,
+                     before: dict[str, Any], sig: str, options: dict[str, Any], extractor: str | None,
+                     warn: Warn | None, executor: Executor | None,
+                     progress: Callable[[int, int, str], None] | None) -> ExtractReport | None:
+    """Extract the sources of the snapshots buckets changed since the last full run (see
+    ``extract.changed``) and commit only their documents buckets; the commit and the run record a
+    full run would leave. None when the note, the record or the layout does not allow it."""
+    from episteme_core.extract import changed as delta
+    from episteme_core.snapshots import note_latest_of_head
+    from episteme_core.store.stage import LazyStageIndex, bucket_of
+
+    if (not isinstance(previous, LazyStageIndex) or previous.keyed != ("sources",)
+            or previous.keyed_counts is None or before.get("transient") != 0):
+        return None
+    found = delta.changed_buckets(home, catalog, previous.fingerprint)
+    latest_sum, objects_sum = delta.from_hex(before.get("snapshots")), delta.from_hex(before.get("objects"))
+    object_count = before.get("objectCount")
+    if found is None or latest_sum is None or objects_sum is None or type(object_count) is not int:
+        return None
+    note, changed = found
+    count = len(note["buckets"])
+    states: dict[str, Any] = {}
+    for number in changed:
+        states.update(catalog.bucket_states(number))
+    entries, values = stage.lookup(previous, states, [SOURCES_FIELD])
+    records = values[SOURCES_FIELD]
+    names: dict[int, list[str]] = {number: [] for number in changed}
+    for source in states:
+        names[bucket_of(source, count)].append(source)
+    if any(delta.names_digest(s for s in names[n] if s in records) != note["buckets"][n][1] for n in changed):
+        return None  # a source is gone: the full way
+    if set(records) != set(entries) or not _objects_stand(before, _present(stage)):
+        return None
+    work: list[str] = []
+    for source in sorted(states):
+        old, entry, state = records.get(source), entries.get(source), states[source]
+        if old is not None and (not isinstance(old.get("snapshotId"), str)
+                                or not isinstance(old.get("sourceOptions"), dict)):
+            return None  # a record from before options were kept: the full way
+        if (old is None or entry is None or old.get("snapshotId") != state.latest
+                or old.get("sourceOptions") != state.options or old.get("objectSha256") != entry.sha256):
+            work.append(source)
+    kept: list[tuple[Any, dict[str, Any]]] = []
+    tasks: list[ExtractTask] = []
+    for number, source in enumerate(work):
+        old, entry = records.get(source), entries.get(source)
+        state = catalog.state(source)  # its history checked against the stage's entries
+        item = plan_source(catalog, plugins, source, extractor=extractor, warn=warn)
+        chosen = item.extractor or _extractor_by_type(plugins, item.record, warn)
+        if chosen is None:
+            chosen = choose_extractor(plugins, None, item.record, catalog.content(item.record), warn)
+        key = reuse_key(item, chosen, options)
+        if _reusable(old, entry, key, stage):
+            assert old is not None
+            kept.append((entry, {**old, "sourceOptions": state.options}))
+        else:
+            tasks.append(ExtractTask(number, item, chosen, {**key, "sourceOptions": state.options}))
+    fresh: list[Document] = []
+
+    def extracted(task: ExtractTask, result: Extracted) -> None:
+        kept.append((result.entry, result.record))
+        fresh.append(result.document)
+        if progress:
+            progress(len(fresh), len(tasks), task.item.source)
+
+    _run_tasks(home, stage, executor, options, tasks, extracted)
+    old_paths = {entries[source].path for source in work if source in entries}
+    new_paths = {entry.path for entry, _ in kept}
+    for source in work:
+        old = records.get(source)
+        if old is not None:
+            latest_sum -= delta.state_term(source, old["snapshotId"], old["sourceOptions"])
+        latest_sum += delta.state_term(source, states[source].latest, states[source].options)
+    objects_sum += sum(delta.path_term(p) for p in new_paths - old_paths)
+    objects_sum -= sum(delta.path_term(p) for p in old_paths - new_paths)
+    total = previous.count + sum(1 for source in work if source not in entries)
+    run: dict[str, Any] = {"signature": sig, "snapshots": delta.as_hex(latest_sum),
+           "transient": sum(1 for _, record in kept if _transient(record)),
+           "objectCount": object_count + len(new_paths - old_paths) - len(old_paths - new_paths),
+           "objects": delta.as_hex(objects_sum)}
+    committed = {entry.key: {**record, "objectSha256": entry.sha256} for entry, record in kept}
+    index = stage.commit_changes(previous, head={"documents": total, RUN_META: run}, fields=[SOURCES_FIELD],
+                                 put=[entry for entry, _ in kept], values={SOURCES_FIELD: committed})
+    stage.prune(index)
+    note_latest_of_head(home, catalog.fingerprint, run["snapshots"], total)
+    assert isinstance(catalog.index, LazyStageIndex) and catalog.fingerprint is not None
+    buckets = [list(pair) for pair in note["buckets"]]
+    for number in changed:
+        buckets[number] = [catalog.index.buckets[number]["sha256"], delta.names_digest(names[number])]
+    delta.write_base(home, index.fingerprint, catalog.fingerprint, buckets)
+    if progress and not tasks:
+        progress(total, total, "unchanged")
+    return ExtractReport(rows=[], documents=fresh, sources=total)
+
+
+SOURCES_FIELD = "sources"  # documents index meta: per source, what made its document
 _UNREPORTED: dict[str, Any] = {"outcome": "reused"}  # a reused source's row when rows are left out
 RUN_META = "extraction"  # documents index meta: the signature and snapshots of the last full run
 
 
 def latest_fingerprint(catalog: Any) -> str:
     """The fingerprint of what extraction reads of the snapshots stage: each source's latest snapshot
-    id and options (ids hash content, never the clock: equal captures give equal fingerprints)."""
-    from episteme_core.canonical import fingerprint
+    id and options (ids hash content, never the clock: equal captures give equal fingerprints), as a
+    sum of a term per source (``changed.state_term``), so a run that changed a few sources updates it
+    from those alone."""
+    from episteme_core.extract.changed import state_term, sum_of
 
-    return fingerprint({source: [catalog.state(source).latest, catalog.state(source).options]
-                        for source in catalog.sources()})
+    states = ((source, catalog.state(source)) for source in catalog.sources())
+    return sum_of(state_term(source, state.latest, state.options) for source, state in states)
 
 
 def _settled_record(kept: list[tuple[Any, dict[str, Any]]]) -> dict[str, Any]:
     """What a full run records so the next one can conclude "unchanged" from the head alone: how
     many of its documents hold a transient diagnostic, and the digest and count of the object
     files its entries name."""
-    import hashlib
+    from episteme_core.extract.changed import path_term, sum_of
 
-    paths = sorted({entry.path for entry, _ in kept})
+    paths = {entry.path for entry, _ in kept}
     return {"transient": sum(1 for _, record in kept if _transient(record)), "objectCount": len(paths),
-            "objects": hashlib.sha256("\n".join(paths).encode("utf-8")).hexdigest()}
+            "objects": sum_of(path_term(path) for path in paths)}
 
 
 def _settled(before: dict[str, Any], latest: str, present: set[str] | None) -> bool:
     """Whether the last full run read these snapshots, left no transient diagnostic, and the
     objects on disk are exactly those it named (else the per-source comparison decides)."""
-    import hashlib
-
     if before.get("snapshots") != latest or before.get("transient") != 0 or present is None:
         return False
+    return _objects_stand(before, present)
+
+
+def _objects_stand(before: dict[str, Any], present: set[str]) -> bool:
+    """Whether the objects on disk are exactly those the last run's record sums."""
+    from episteme_core.extract.changed import path_term, sum_of
+
     if len(present) != before.get("objectCount"):
         return False
-    return hashlib.sha256("\n".join(sorted(present)).encode("utf-8")).hexdigest() == before.get("objects")
+    return sum_of(path_term(path) for path in present) == before.get("objects")
 
 
 def _present(stage: Any) -> set[str]:

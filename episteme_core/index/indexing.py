@@ -28,10 +28,10 @@ from episteme_core.index.fields import FIELD_DEFAULTS, FIELDS, MAX_WEIGHT, MIN_W
 from episteme_core.index.runs import MAX_RUN_CHARS, MIN_RUN_CHARS, RUN_CHARS, SECTION_RUN_CHARS
 from episteme_core.index.shardfile import header_sha256
 from episteme_core.index.shards import INDEXER, STAGE, Shard
-from episteme_core.records import StageEntry
+from episteme_core.records import StageEntry, StageIndex
 from episteme_core.shardstage import indexer_of, log_mark
 from episteme_core.store.home import Home
-from episteme_core.store.stage import Stage
+from episteme_core.store.stage import LazyStageIndex, Stage
 
 if TYPE_CHECKING:
     from episteme_core.executor import Executor
@@ -353,9 +353,14 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None,
             previous.meta.get("chunkIndexSha256") == chunk_index_sha
             and previous.meta.get("shardSize") == shard_size):
         return _unchanged(home, stage, previous, chunk_index.fingerprint, progress)
-    objects = {entry.key: entry for entry in chunk_index.entries}
-    counts = {key: int(n) for key, n in (chunk_index.meta.get("counts") or {}).items()}
-    kinds = chunk_index.meta.get("sourceKinds")
+    delta = (_changed_chunk_buckets(previous, chunk_index, shard_size)
+             if compatible and not reshard and previous is not None else None)
+    if delta is None:
+        objects = {entry.key: entry for entry in chunk_index.entries}
+        counts = {key: int(n) for key, n in (chunk_index.meta.get("counts") or {}).items()}
+        kinds = chunk_index.meta.get("sourceKinds")
+    else:  # only the chunks of the changed buckets: the others are held by the shards as they are
+        objects, counts, kinds = _bucket_objects(cstage, chunk_index, delta)
     if not isinstance(kinds, dict) or set(kinds) != set(objects) or set(counts) != set(objects):
         from episteme_core.chunking import object_source_kind
 
@@ -371,7 +376,7 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None,
     ours = previous is not None and indexer_of(previous.meta) == INDEXER
     next_seq: dict[str, int] = dict((previous.meta.get("nextShard") or {}) if ours and previous else {})
     if previous is not None and not resharded:
-        kept = _keep(stage, previous, objects, next_seq)
+        kept = _keep(stage, previous, objects, next_seq, delta)
         if kept is None:  # shards made before they recorded their inputs: rebuild them all
             resharded = True
         else:
@@ -434,6 +439,8 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None,
         "sources": dict(sorted(sources.items())),
         "nextShard": dict(sorted(next_seq.items())),
     }
+    if isinstance(chunk_index, LazyStageIndex):  # what the next run compares bucket by bucket
+        meta[CHUNKS_BUCKETS] = [bucket["sha256"] for bucket in chunk_index.buckets]
     ordered = sorted(entries.values(), key=lambda e: e.key)
     if previous is not None and _same_but_log_mark(home, previous.meta, meta):
         # Only observations of unchanged content were logged since: keep the commit as it is.
@@ -461,13 +468,49 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None,
     )
 
 
-def _keep(stage: Stage, previous: Any, objects: dict[str, StageEntry], next_seq: dict[str, int]) -> Any:
+CHUNKS_BUCKETS = "chunksBuckets"  # shards meta: the chunks buckets' sha256 it was built from
+
+
+def _changed_chunk_buckets(previous: Any, chunk_index: StageIndex, shard_size: int
+                           ) -> tuple[int, set[int]] | None:
+    """(bucket count, the chunks buckets that differ from those the shards were built from) when the
+    shards' settings are the same; else None (every object is compared)."""
+    recorded = previous.meta.get(CHUNKS_BUCKETS)
+    if (not isinstance(chunk_index, LazyStageIndex) or not isinstance(recorded, list)
+            or len(recorded) != len(chunk_index.buckets) or previous.meta.get("shardSize") != shard_size
+            or not {"counts", "sourceKinds"} <= set(chunk_index.keyed)):
+        return None
+    buckets = chunk_index.buckets
+    return len(recorded), {n for n, bucket in enumerate(buckets) if bucket["sha256"] != recorded[n]}
+
+
+def _bucket_objects(cstage: Stage, chunk_index: Any, changed: tuple[int, set[int]]
+                    ) -> tuple[dict[str, StageEntry], dict[str, int], dict[str, Any]]:
+    """The chunks objects of the changed buckets, with their chunk counts and source kinds."""
+    objects: dict[str, StageEntry] = {}
+    counts: dict[str, int] = {}
+    kinds: dict[str, Any] = {}
+    for number in sorted(changed[1]):
+        entries, keyed = cstage.bucket(chunk_index, number)
+        objects.update((entry.key, entry) for entry in entries)
+        counts.update((key, int(n)) for key, n in keyed["counts"].items())
+        kinds.update(keyed["sourceKinds"])
+    return objects, counts, kinds
+
+
+def _keep(stage: Stage, previous: Any, objects: dict[str, StageEntry], next_seq: dict[str, int],
+          changed: tuple[int, set[int]] | None = None) -> Any:
     """The previous shards that still hold committed chunks: a row lives while the chunks object it
     came from is committed unchanged (its key and sha256); a shard with no live row is dropped.
-    Reads each shard's input table, never a chunks object. None when a shard has no input table."""
+    Reads each shard's input table, never a chunks object. None when a shard has no input table.
+
+    With ``changed`` (the chunks bucket count and the changed buckets; ``objects`` then holds the
+    changed buckets' objects only), an input of an unchanged bucket lives as it did at the last
+    commit (its rows not deleted then)."""
     import numpy as np
 
     from episteme_core.index.build import input_table
+    from episteme_core.store.stage import bucket_of
 
     old_infos = previous.meta.get("shards") or {}
     entries: dict[str, StageEntry] = {}
@@ -486,8 +529,17 @@ def _keep(stage: Stage, previous: Any, objects: dict[str, StageEntry], next_seq:
         if table is None:
             return None
         inputs, row_inputs = table
-        live = [number for number, (key, sha) in enumerate(inputs)
-                if key in objects and objects[key].sha256 == sha]
+        if changed is None:
+            live = [number for number, (key, sha) in enumerate(inputs)
+                    if key in objects and objects[key].sha256 == sha]
+        else:
+            count, buckets = changed
+            deleted = info.get("deleted") or []
+            was_gone = (set(np.unique(row_inputs[np.asarray(deleted, dtype=np.int64)]).tolist())
+                        if deleted else set())
+            live = [number for number, (key, sha) in enumerate(inputs)
+                    if ((key in objects and objects[key].sha256 == sha) if bucket_of(key, count) in buckets
+                        else number not in was_gone)]
         gone = np.flatnonzero(~np.isin(row_inputs, np.asarray(live, dtype=np.int64))).tolist()
         if len(gone) == shard.rows:
             dropped.append(entry.key)

@@ -182,14 +182,24 @@ class Stage:
         sizes = [len(ordered)] + [len(v) for v in full.values() if isinstance(v, dict)]
         count = bucket_count(max(sizes), threshold)
         buckets: list[dict[str, Any]] = []
+        keyed: tuple[str, ...] = ()
         if count == 0:
             data, digest = encode_index(draft)
         else:
             keyed = tuple(sorted(k for k, v in full.items() if isinstance(v, dict) and len(v) >= threshold))
             buckets = self._write_buckets(ordered, full, keyed, count)
             data, digest = _encode_head(self.name, __version__, draft.schema_version, len(ordered), buckets,
-                                        keyed, {k: v for k, v in full.items() if k not in keyed})
-        index = attrs.evolve(draft, fingerprint=digest)
+                                        keyed, {k: v for k, v in full.items() if k not in keyed},
+                                        {field: len(full[field]) for field in keyed})
+        index: StageIndex = attrs.evolve(draft, fingerprint=digest)
+        if count:  # a bucketed commit reads as one read from its head: its buckets known, loaded
+            keyed_counts = {field: len(full[field]) for field in keyed}
+            index = LazyStageIndex.of_head(
+                stage=self.name, episteme_version=__version__, schema_version=draft.schema_version,
+                fingerprint=digest, head_meta={k: v for k, v in full.items() if k not in keyed}, keyed=keyed,
+                count=len(ordered), bucket_bytes=sum(bucket["bytes"] for bucket in buckets),
+                loader=lambda: (ordered, full), buckets=buckets, keyed_counts=keyed_counts)
+            index.load()
         flush_pending()  # every object and bucket the index names is durable before the index changes
         if not self._committed_as(data):  # an index that would not change is not written again
             atomic_write(self.index_path, data, kind="index-write")
@@ -381,7 +391,8 @@ class Stage:
             head = json.loads(raw)
         except (ValueError, RecursionError):
             raise bad("not valid JSON") from None
-        if not isinstance(head, dict) or set(head) != _HEAD_KEYS or head.get("format") != HEAD_FORMAT:
+        if (not isinstance(head, dict) or set(head) - {"keyedCounts"} != _HEAD_KEYS
+                or head.get("format") != HEAD_FORMAT):
             raise bad(f"not a stage head of format {HEAD_FORMAT}")
         claimed = head.pop("fingerprint")
         if not isinstance(claimed, str) or sha256_hex(_canonical(head)) != claimed:
@@ -390,8 +401,11 @@ class Stage:
             raise EpistemeError("INVALID_INPUT", f"{source}: is the index of stage {head['stage']!r}, not "
                                 f"{self.name!r}", details={"path": source})
         buckets, keyed, meta, count = head["buckets"], head["keyed"], head["meta"], head["count"]
+        counts = head.get("keyedCounts")  # absent in heads written before it was kept
         if (not isinstance(buckets, list) or not all(_bucket_ok(b) for b in buckets)
                 or not isinstance(keyed, list) or not all(isinstance(k, str) for k in keyed)
+                or (counts is not None and (not isinstance(counts, dict) or set(counts) != set(keyed)
+                                            or not all(type(n) is int and n >= 0 for n in counts.values())))
                 or not isinstance(meta, dict) or set(keyed) & set(meta) or type(count) is not int
                 or sum(b["count"] for b in buckets) != count
                 or not all(isinstance(head[k], str) for k in ("epistemeVersion", "schemaVersion"))):
@@ -400,13 +414,13 @@ class Stage:
             stage=self.name, episteme_version=head["epistemeVersion"], schema_version=head["schemaVersion"],
             fingerprint=claimed, head_meta=meta, keyed=tuple(keyed), count=count,
             bucket_bytes=sum(bucket["bytes"] for bucket in buckets),
-            loader=lambda: self._load_buckets(buckets, tuple(keyed), meta))
+            loader=lambda: self._load_buckets(buckets, tuple(keyed), meta), buckets=buckets,
+            keyed_counts=counts)
 
     def _load_buckets(self, buckets: list[dict[str, Any]], keyed: tuple[str, ...], meta: dict[str, Any]
                       ) -> tuple[list[StageEntry], dict[str, Any]]:
         """Every bucket of a head, each checked against its sha256: the entries in key order, and
         the metadata with its per-key maps put back together (keys in order)."""
-        import json
 
         from episteme_core.gcpause import paused_cycle_gc
 
@@ -414,31 +428,8 @@ class Stage:
         maps: dict[str, dict[str, Any]] = {field: {} for field in keyed}
         groups: list[tuple[list[StageEntry], dict[str, dict[str, Any]], dict[str, Any]]] = []
         with paused_cycle_gc():  # many small containers and no cycle
-            for bucket in buckets:
-                path = self.bucket_path(bucket["sha256"])
-                where = str(path)
-                try:
-                    data = path.read_bytes()
-                except FileNotFoundError:
-                    raise EpistemeError("INVALID_INPUT", f"{where}: named by {self.index_path} but missing",
-                                        details={"path": where}) from None
-                if len(data) != bucket["bytes"] or sha256_hex(data) != bucket["sha256"]:
-                    raise EpistemeError(
-                        "INVALID_INPUT", f"{where}: does not match the sha256 in {self.index_path} "
-                        "(tampered or corrupt)", details={"path": where})
-                try:
-                    body = json.loads(data)
-                    own = [StageEntry(key=e["key"], sha256=e["sha256"], bytes=e["bytes"], path=e["path"])
-                           for e in body["entries"]]
-                    values = body["meta"]
-                    ok = (set(body) == {"entries", "meta"} and isinstance(values, dict)
-                          and set(values) == set(keyed) and all(isinstance(values[f], dict) for f in keyed)
-                          and len(own) == bucket["count"] and all(_entry_ok(e) for e in own))
-                except (ValueError, KeyError, TypeError, RecursionError):
-                    ok = False
-                if not ok:
-                    raise EpistemeError("INVALID_INPUT", f"{where}: not a bucket of {self.index_path}",
-                                        details={"path": where})
+            for number, bucket in enumerate(buckets):
+                own, values = self._read_bucket(bucket, keyed, number, len(buckets))
                 entries.extend(own)
                 for field in keyed:
                     maps[field].update(values[field])
@@ -453,6 +444,183 @@ class Stage:
                 full[field] = {key: maps[field][key] for key in sorted(maps[field])}
         _memo(str(self.dir), len(buckets), keyed, groups)
         return entries, dict(sorted(full.items()))
+
+    # one bucket at a time ------------------------------------------------------------------------
+
+    def bucket(self, index: LazyStageIndex, number: int) -> tuple[list[StageEntry], dict[str, Any]]:
+        """Bucket ``number`` of a bucketed ``index`` alone, verified: its entries in key order and its
+        share of each keyed map (remembered by sha256, so read once per process). Treat as read-only."""
+        record = index.buckets[number]
+        found = _BUCKET_CACHE.get((str(self.dir), record["sha256"]))
+        if found is None:
+            found = self._read_bucket(record, index.keyed, number, len(index.buckets))
+            _cache_bucket((str(self.dir), record["sha256"]), found)
+        return found
+
+    def lookup(self, index: StageIndex, keys: Iterable[str], fields: Iterable[str] = ()
+               ) -> tuple[dict[str, StageEntry], dict[str, dict[str, Any]]]:
+        """The entries of ``keys`` (those committed) and their values in each per-key map ``fields``
+        of the metadata: of a bucketed index only the buckets those keys fall in are read."""
+        wanted = set(keys)
+        names = tuple(fields)
+        values: dict[str, dict[str, Any]] = {field: {} for field in names}
+        if isinstance(index, LazyStageIndex) and index._entries is None:
+            found: dict[str, StageEntry] = {}
+            count = len(index.buckets)
+            for number in sorted({bucket_of(key, count) for key in wanted}):
+                entries, keyed = self.bucket(index, number)
+                found.update((e.key, e) for e in entries if e.key in wanted)
+                for field in names:
+                    own = keyed[field] if field in keyed else index.head_meta.get(field)
+                    if isinstance(own, dict):
+                        values[field].update((k, own[k]) for k in wanted if k in own)
+            return found, values
+        found = {e.key: e for e in index.entries if e.key in wanted}
+        for field in names:
+            own = index.meta.get(field)
+            if isinstance(own, dict):
+                values[field] = {k: own[k] for k in wanted if k in own}
+        return found, values
+
+    def commit_changes(self, base: StageIndex | None, *, head: dict[str, Any], fields: Iterable[str] = (),
+                       put: Iterable[StageEntry] = (), drop: Iterable[str] = (),
+                       values: Mapping[str, Mapping[str, Any]] | None = None) -> StageIndex:
+        """Commit ``base`` changed, as ``commit`` would commit the whole (the same bytes): the entries
+        ``put`` (new, or replacing their key's), the keys ``drop`` (their entries and their values in
+        every per-key map gone), in each per-key map of ``fields`` the ``values`` set, and ``head``
+        as the rest of the metadata. Objects must already be written.
+
+        When ``base`` is bucketed and keeps its layout (the number of buckets and the keyed fields,
+        which are ``fields``), only the buckets the changed keys fall in are read and rewritten, then
+        the head; the others are carried over as they are. Otherwise the whole is read and
+        committed. ``prune`` then deletes the objects the changed keys named and no longer do (in
+        the carried-over case from the changed buckets alone: each object's bytes name its key, as a
+        snapshot record, a document and a chunks object do, so no other key names it)."""
+        raise_if_cancelled()
+        names = tuple(sorted(set(fields)))
+        changes = {field: dict((values or {}).get(field) or {}) for field in names}
+        placed = {entry.key: entry for entry in put}
+        gone = set(drop) - set(placed)
+        if (isinstance(base, LazyStageIndex) and base.keyed_counts is not None and base.keyed == names
+                and names and not (set(head) & set(names))):
+            done = self._commit_buckets(base, head, names, placed, gone, changes)
+            if done is not None:
+                return done
+        entries = {entry.key: entry for entry in base.entries} if base is not None else {}
+        meta: dict[str, Any] = dict(head)
+        for field in names:
+            meta[field] = dict((base.meta.get(field) or {}) if base is not None else {})
+        for key in gone:
+            entries.pop(key, None)
+            for field in names:
+                meta[field].pop(key, None)
+        entries.update(placed)
+        for field in names:
+            meta[field].update(changes[field])
+        return self.commit(entries.values(), meta)
+
+    def _commit_buckets(self, base: LazyStageIndex, head: dict[str, Any], names: tuple[str, ...],
+                        placed: dict[str, StageEntry], gone: set[str], changes: dict[str, dict[str, Any]]
+                        ) -> StageIndex | None:
+        """``commit_changes`` over the changed buckets alone; None when the layout would change."""
+        count = len(base.buckets)
+        touched: dict[int, tuple[dict[str, StageEntry], dict[str, dict[str, Any]]]] = {}
+        for key in (*placed, *gone, *(k for field in names for k in changes[field])):
+            number = bucket_of(key, count)
+            if number not in touched:
+                listed, shares = self.bucket(base, number)
+                touched[number] = ({e.key: e for e in listed}, {f: dict(shares[f]) for f in names})
+        entry_total = base.count
+        sizes = dict(base.keyed_counts or {})
+        dropped: set[str] = set()
+        for number, (entries, keyed) in touched.items():
+            old_paths = {e.path for e in entries.values()}
+            before = len(entries), {f: len(keyed[f]) for f in names}
+            for key in gone:
+                if bucket_of(key, count) == number:
+                    entries.pop(key, None)
+                    for field in names:
+                        keyed[field].pop(key, None)
+            for key, entry in placed.items():
+                if bucket_of(key, count) == number:
+                    entries[key] = entry
+            for field in names:
+                for key, value in changes[field].items():
+                    if bucket_of(key, count) == number:
+                        keyed[field][key] = value
+            entry_total += len(entries) - before[0]
+            for field in names:
+                sizes[field] += len(keyed[field]) - before[1][field]
+            dropped |= old_paths - {e.path for e in entries.values()}
+        threshold = buckets_from()
+        small = [len(v) for v in head.values() if isinstance(v, dict)]
+        if (bucket_count(max([entry_total, *sizes.values(), *small]), threshold) != count
+                or any(n < threshold for n in sizes.values()) or any(n >= threshold for n in small)):
+            return None  # the layout changes: the whole is committed
+        buckets = list(base.buckets)
+        for number in sorted(touched):
+            by_key, keyed = touched[number]
+            ordered = [by_key[key] for key in sorted(by_key)]
+            data = _canonical({"entries": [_entry_dict(e) for e in ordered], "meta": keyed})
+            digest = sha256_hex(data)
+            path = self.bucket_path(digest)
+            if not path.is_file():
+                atomic_write(path, data, kind="bucket-write")
+            buckets[number] = {"bytes": len(data), "count": len(ordered), "sha256": digest}
+            _cache_bucket((str(self.dir), digest), (ordered, keyed))
+        schema_version = StageIndex(stage=self.name, episteme_version=__version__, entries=[]).schema_version
+        data, digest = _encode_head(self.name, __version__, schema_version, entry_total, buckets, names,
+                                    head, sizes)
+        flush_pending()  # every bucket the head names is durable before the head changes
+        if not self._committed_as(data):
+            atomic_write(self.index_path, data, kind="index-write")
+            flush_pending()
+        self._prune_buckets({bucket["sha256"] for bucket in buckets})
+        _BUCKET_MEMO.pop(str(self.dir), None)  # a later full commit encodes its buckets afresh
+        index = LazyStageIndex.of_head(
+            stage=self.name, episteme_version=__version__, schema_version=schema_version, fingerprint=digest,
+            head_meta=dict(head), keyed=names, count=entry_total,
+            bucket_bytes=sum(bucket["bytes"] for bucket in buckets),
+            loader=lambda: self._load_buckets(buckets, names, dict(head)), buckets=buckets,
+            keyed_counts=sizes)
+        _remember(data, index, len(data) + index.bucket_bytes)
+        self._dropped = (digest, dropped)
+        return index
+
+    def _read_bucket(self, bucket: dict[str, Any], keyed: tuple[str, ...], number: int, count: int
+                     ) -> tuple[list[StageEntry], dict[str, Any]]:
+        """Bucket ``number`` of the ``count`` a head names, checked against its sha256 and that each
+        key in it belongs there: its entries (in key order) and its share of each keyed map."""
+        import json
+
+        path = self.bucket_path(bucket["sha256"])
+        where = str(path)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise EpistemeError("INVALID_INPUT", f"{where}: named by {self.index_path} but missing",
+                                details={"path": where}) from None
+        if len(data) != bucket["bytes"] or sha256_hex(data) != bucket["sha256"]:
+            raise EpistemeError(
+                "INVALID_INPUT", f"{where}: does not match the sha256 in {self.index_path} "
+                "(tampered or corrupt)", details={"path": where})
+        try:
+            body = json.loads(data)
+            own = [StageEntry(key=e["key"], sha256=e["sha256"], bytes=e["bytes"], path=e["path"])
+                   for e in body["entries"]]
+            values = body["meta"]
+            ok = (set(body) == {"entries", "meta"} and isinstance(values, dict)
+                  and set(values) == set(keyed) and all(isinstance(values[f], dict) for f in keyed)
+                  and len(own) == bucket["count"] and all(_entry_ok(e) for e in own)
+                  and all(a.key < b.key for a, b in zip(own, own[1:], strict=False))
+                  and all(bucket_of(e.key, count) == number for e in own)
+                  and all(bucket_of(k, count) == number for f in keyed for k in values[f]))
+        except (ValueError, KeyError, TypeError, RecursionError):
+            ok = False
+        if not ok:
+            raise EpistemeError("INVALID_INPUT", f"{where}: not a bucket of {self.index_path}",
+                                details={"path": where})
+        return own, values
 
     def object_path(self, entry: StageEntry) -> Path:
         relative = Path(entry.path)
@@ -490,7 +658,8 @@ class LazyStageIndex(StageIndex):
     """A bucketed stage's commit read from its head: ``entries`` and ``meta`` load every bucket
     (verified) on first use; ``head_meta``, ``count``, ``keyed`` and ``fingerprint`` need none."""
 
-    __slots__ = ("_entries", "_meta", "_loader", "head_meta", "keyed", "count", "bucket_bytes")
+    __slots__ = ("_entries", "_meta", "_loader", "head_meta", "keyed", "count", "bucket_bytes", "buckets",
+                 "keyed_counts")
     _entries: list[StageEntry] | None
     _meta: dict[str, Any] | None
     _loader: Callable[[], tuple[list[StageEntry], dict[str, Any]]]
@@ -498,16 +667,20 @@ class LazyStageIndex(StageIndex):
     keyed: tuple[str, ...]
     count: int
     bucket_bytes: int  # the size of every bucket together (what loading reads)
+    buckets: list[dict[str, Any]]  # the head's bucket list: sha256, bytes and entry count of each
+    keyed_counts: dict[str, int] | None  # keys per keyed field (None: a head written before it was kept)
 
     @classmethod
     def of_head(cls, *, stage: str, episteme_version: str, schema_version: str, fingerprint: str,
                 head_meta: dict[str, Any], keyed: tuple[str, ...], count: int, bucket_bytes: int,
-                loader: Callable[[], tuple[list[StageEntry], dict[str, Any]]]) -> LazyStageIndex:
+                loader: Callable[[], tuple[list[StageEntry], dict[str, Any]]],
+                buckets: list[dict[str, Any]], keyed_counts: dict[str, int] | None) -> LazyStageIndex:
         index = object.__new__(cls)
         for name, value in (("stage", stage), ("episteme_version", episteme_version),
                             ("schema_version", schema_version), ("fingerprint", fingerprint),
                             ("head_meta", head_meta), ("keyed", keyed), ("count", count),
-                            ("bucket_bytes", bucket_bytes),
+                            ("bucket_bytes", bucket_bytes), ("buckets", buckets),
+                            ("keyed_counts", keyed_counts),
                             ("_loader", loader), ("_entries", None), ("_meta", None)):
             object.__setattr__(index, name, value)
         return index
@@ -552,15 +725,30 @@ def _memo(directory: str, count: int, keyed: tuple[str, ...],
         del _BUCKET_MEMO[next(iter(_BUCKET_MEMO))]
 
 
+# Buckets this process read or wrote, by (stage directory, sha256): content-addressed, so never
+# stale; a pipeline's capture and extract read the same changed bucket of snapshots once.
+_BUCKET_CACHE: dict[tuple[str, str], tuple[list[StageEntry], dict[str, Any]]] = {}
+_BUCKET_CACHE_SIZE = 256
+
+
+def _cache_bucket(key: tuple[str, str], content: tuple[list[StageEntry], dict[str, Any]]) -> None:
+    _BUCKET_CACHE.pop(key, None)
+    _BUCKET_CACHE[key] = content
+    while len(_BUCKET_CACHE) > _BUCKET_CACHE_SIZE:
+        del _BUCKET_CACHE[next(iter(_BUCKET_CACHE))]
+
+
 def _entry_dict(entry: StageEntry) -> dict[str, Any]:
     return {"bytes": entry.bytes, "key": entry.key, "path": entry.path, "sha256": entry.sha256}
 
 
 def _encode_head(stage: str, version: str, schema_version: str, count: int, buckets: list[dict[str, Any]],
-                 keyed: tuple[str, ...], meta: dict[str, Any]) -> tuple[bytes, str]:
+                 keyed: tuple[str, ...], meta: dict[str, Any], keyed_counts: dict[str, int]
+                 ) -> tuple[bytes, str]:
     """A head's canonical bytes with its fingerprint (the sha256 of the head without it)."""
     head = {"buckets": buckets, "count": count, "epistemeVersion": version, "format": HEAD_FORMAT,
-            "keyed": list(keyed), "meta": meta, "schemaVersion": schema_version, "stage": stage}
+            "keyed": list(keyed), "keyedCounts": keyed_counts, "meta": meta, "schemaVersion": schema_version,
+            "stage": stage}
     digest = sha256_hex(_canonical(head))
     return _canonical({**head, "fingerprint": digest}), digest
 
