@@ -17,9 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from episteme_core.records import StageEntry
-from episteme_core.store import stage as stage_module
 from episteme_core.store.home import Home
-from episteme_core.store.stage import BUCKETS_FROM_ENV, Stage
+from episteme_core.store.stage import BUCKETS_FROM_ENV, Stage, forget_process_memory
 
 
 @pytest.fixture(autouse=True)
@@ -31,9 +30,7 @@ def fresh_process_memory(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def _forget() -> None:
-    stage_module._KNOWN.clear()
-    stage_module._BUCKET_MEMO.clear()
-    stage_module._BUCKET_CACHE.clear()
+    forget_process_memory()
 
 
 def _files(folder: Path) -> dict[str, bytes]:

@@ -768,6 +768,14 @@ _KNOWN: dict[str, tuple[int, StageIndex]] = {}
 _KNOWN_BYTES = 256 * 1024 * 1024
 
 
+def forget_process_memory() -> None:
+    """Drop what this process remembers of stage indexes and buckets: the next read sees only the
+    files, as a new process would (tests and laws that compare a read with a fresh one)."""
+    _KNOWN.clear()
+    _BUCKET_MEMO.clear()
+    _BUCKET_CACHE.clear()
+
+
 def _recall(raw: bytes, stage: str) -> StageIndex | None:
     import hashlib
 

@@ -28,6 +28,7 @@ from episteme_core.store.stage import (
     bucket_count,
     buckets_from,
     entry_count,
+    forget_process_memory,
     head_meta,
     keyed_fields,
 )
@@ -40,16 +41,13 @@ from .conftest import write_corpus
 @pytest.fixture(autouse=True)
 def fresh_process_memory() -> Iterator[None]:
     """Each read below sees only the files (what a new process remembers: nothing)."""
-    stage_module._KNOWN.clear()
-    stage_module._BUCKET_MEMO.clear()
+    forget_process_memory()
     yield
-    stage_module._KNOWN.clear()
-    stage_module._BUCKET_MEMO.clear()
+    forget_process_memory()
 
 
 def _forget() -> None:
-    stage_module._KNOWN.clear()
-    stage_module._BUCKET_MEMO.clear()
+    forget_process_memory()
 
 
 def _content(stage: Stage, count: int, changed: int | None = None) -> tuple[list[StageEntry], dict[str, Any]]:

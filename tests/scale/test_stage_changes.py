@@ -12,9 +12,14 @@ from typing import Any
 import pytest
 
 from episteme_core.records import StageEntry
-from episteme_core.store import stage as stage_module
 from episteme_core.store.home import Home
-from episteme_core.store.stage import BUCKETS_FROM_ENV, LazyStageIndex, Stage, bucket_of
+from episteme_core.store.stage import (
+    BUCKETS_FROM_ENV,
+    LazyStageIndex,
+    Stage,
+    bucket_of,
+    forget_process_memory,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -26,9 +31,7 @@ def fresh_process_memory(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def _forget() -> None:
-    stage_module._KNOWN.clear()
-    stage_module._BUCKET_MEMO.clear()
-    stage_module._BUCKET_CACHE.clear()
+    forget_process_memory()
 
 
 def _put(stage: Stage, key: str, version: int) -> StageEntry:
