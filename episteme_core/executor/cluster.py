@@ -30,6 +30,7 @@ MAX_CONNECT_SECONDS = 600
 SAME_VERSIONS = ("python", "dask", "distributed", "cloudpickle", "msgpack", "episteme_core")
 AHEAD = 3
 POLL_SECONDS = 1.0  # how often a wait for a task checks that the scheduler and a worker are still there
+PROBE_SECONDS = 1.0  # how long that check waits for the scheduler's answer before counting it as silent
 FETCH_SECONDS = 30.0  # the longest wait between checks while a finished task's result is fetched
 
 
@@ -301,7 +302,7 @@ class DaskExecutor:
         if status != "running":
             return f"the connection to the scheduler is {status}"
         try:
-            workers = self.client.sync(self.client.scheduler.ncores, callback_timeout=POLL_SECONDS)
+            workers = self.client.sync(self.client.scheduler.ncores, callback_timeout=PROBE_SECONDS)
         except Exception as exc:  # the scheduler does not answer
             return f"the scheduler does not answer ({type(exc).__name__}: {exc})"
         return None if workers else "the cluster has no worker"
