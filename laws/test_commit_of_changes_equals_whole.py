@@ -24,12 +24,8 @@ from episteme_core.store.stage import BUCKETS_FROM_ENV, Stage, forget_process_me
 @pytest.fixture(autouse=True)
 def fresh_process_memory(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv(BUCKETS_FROM_ENV, "64")
-    _forget()
+    forget_process_memory()
     yield
-    _forget()
-
-
-def _forget() -> None:
     forget_process_memory()
 
 
@@ -61,7 +57,7 @@ def test_a_commit_of_changes_is_the_commit_of_the_whole(
     stage = Stage(Home(work / "a"), "chunks")
     _whole(stage, content)
     stage.prune(stage.read_index())  # type: ignore[arg-type]
-    _forget()
+    forget_process_memory()
     base = stage.read_index()
     touched: set[str] = set()
     for number, what, version in changes:
@@ -82,6 +78,6 @@ def test_a_commit_of_changes_is_the_commit_of_the_whole(
     other.prune(whole)
     assert committed.fingerprint == whole.fingerprint
     assert _files(stage.dir) == _files(other.dir)
-    _forget()
+    forget_process_memory()
     again = stage.read_index()
     assert again is not None and again.entries == whole.entries and again.meta == whole.meta

@@ -46,10 +46,6 @@ def fresh_process_memory() -> Iterator[None]:
     forget_process_memory()
 
 
-def _forget() -> None:
-    forget_process_memory()
-
-
 def _content(stage: Stage, count: int, changed: int | None = None) -> tuple[list[StageEntry], dict[str, Any]]:
     entries = [stage.put_bytes(f"key{n:04d}", f"object {n}".encode(), ".json") for n in range(count)]
     sources = {f"key{n:04d}": {"n": n, "note": "changed" if n == changed else "as first"}
@@ -74,7 +70,7 @@ def test_a_large_stage_is_a_head_and_buckets_read_from_the_head_alone(
     assert len(head["buckets"]) == bucket_count(300, 100) == 4 and head["count"] == 300
     assert len(_buckets(stage)) == 4
     validate(head, "stage-index")
-    _forget()
+    forget_process_memory()
     index = stage.read_index()
     assert isinstance(index, LazyStageIndex) and index.fingerprint == committed.fingerprint
     assert entry_count(index) == 300 and keyed_fields(index) == ("sources",)
@@ -96,7 +92,7 @@ def test_one_changed_item_rewrites_one_bucket_and_the_head(tmp_path: Path,
     changed = meta
     for remembered, item in ((True, "key0007"), (False, "key0123")):  # this process wrote the
         if not remembered:  # buckets, or a new one reads them
-            _forget()
+            forget_process_memory()
             assert len(stage.read_index().entries) == 300  # type: ignore[union-attr]
         changed = {**changed, "sources": {**changed["sources"], item: {"n": -1}}}
         second = stage.commit(entries, changed)
@@ -105,7 +101,7 @@ def test_one_changed_item_rewrites_one_bucket_and_the_head(tmp_path: Path,
         assert {name: after[name] for name in set(after) & set(before)} == {
             name: before[name] for name in set(after) & set(before)}  # the others were not rewritten
         assert second.fingerprint != first.fingerprint
-        _forget()
+        forget_process_memory()
         assert stage.read_index().meta == changed  # type: ignore[union-attr]
         before, first = after, second
 
@@ -137,13 +133,13 @@ def test_a_one_file_index_is_read_and_rewritten_as_buckets(tmp_path: Path,
     entries, meta = _content(stage, 300)
     stage.commit(entries, meta)  # below the default threshold: the one-file layout of format 1
     assert "entries" in json.loads(stage.index_path.read_bytes()) and not _buckets(stage)
-    _forget()
+    forget_process_memory()
     old = stage.read_index()
     assert old is not None and not isinstance(old, LazyStageIndex) and old.meta == meta
     monkeypatch.setenv(BUCKETS_FROM_ENV, "100")
     new = stage.commit(old.entries, dict(old.meta))
     assert json.loads(stage.index_path.read_bytes())["format"] == "episteme-stage/2"
-    _forget()
+    forget_process_memory()
     again = stage.read_index()
     assert again is not None and again.entries == entries and again.meta == meta
     assert again.fingerprint == new.fingerprint
@@ -166,7 +162,7 @@ def test_a_bad_bucket_is_refused_and_verify_reports_it(tmp_path: Path, monkeypat
         victim.write_bytes(victim.read_bytes().replace(b"as first", b"as forged"))
     else:
         victim.unlink()
-    _forget()
+    forget_process_memory()
     index = stage.read_index()  # the head is whole
     assert index is not None
     with pytest.raises(EpistemeError) as caught:
@@ -184,7 +180,7 @@ def test_a_tampered_head_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     stage.commit(entries, meta)
     forged = stage.index_path.read_bytes().replace(b'"documents":300', b'"documents":301')
     stage.index_path.write_bytes(forged)
-    _forget()
+    forget_process_memory()
     with pytest.raises(EpistemeError) as caught:
         stage.read_index()
     assert caught.value.code == "INVALID_INPUT" and "fingerprint" in caught.value.message
@@ -257,7 +253,7 @@ def test_prune_deletes_what_the_commit_dropped_without_walking(tmp_path: Path) -
     assert stage.prune(stage.commit([e for n, e in enumerate(entries) if n != 2], meta)) == 1
     assert not dropped.exists() and stray.exists()
     assert stage.prune(stage.commit([e for n, e in enumerate(entries) if n != 2], meta)) == 0
-    _forget()  # a new process: the previous commit is not known, so the folder is walked
+    forget_process_memory()  # a new process: the previous commit is not known, so the folder is walked
     fresh = Stage(home, "documents")
     assert fresh.prune(fresh.commit(entries[:3], meta)) == 4  # entries 3, 4, 5 and the stray
     assert not stray.exists() and not fresh.object_path(entries[4]).exists()

@@ -25,12 +25,8 @@ from episteme_core.store.stage import (
 @pytest.fixture(autouse=True)
 def fresh_process_memory(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv(BUCKETS_FROM_ENV, "64")
-    _forget()
+    forget_process_memory()
     yield
-    _forget()
-
-
-def _forget() -> None:
     forget_process_memory()
 
 
@@ -51,7 +47,7 @@ def test_one_changed_key_reads_and_writes_one_bucket_and_the_head(tmp_path: Path
     stage = Stage(Home(tmp_path), "chunks")
     content = {f"key{n:04d}": 0 for n in range(1000)}  # 8 buckets of about 128
     _whole(stage, content)
-    _forget()
+    forget_process_memory()
     base = stage.read_index()
     assert isinstance(base, LazyStageIndex) and len(base.buckets) == 8
     before = set(os.listdir(stage.dir / "buckets"))
@@ -73,5 +69,5 @@ def test_one_changed_key_reads_and_writes_one_bucket_and_the_head(tmp_path: Path
     assert len(after - before) == 1 and before - after == {f"{old}.json"}
     assert removed == 1  # the object key0500 named before
     assert not base._entries  # the other buckets were never read
-    _forget()
+    forget_process_memory()
     assert stage.read_index().meta["inputs"]["key0500"] == "v7"  # type: ignore[union-attr]
