@@ -21,7 +21,7 @@ from pathlib import Path
 
 from episteme_core.ask.reference_server import ReferenceServer
 from episteme_core.ask.run import AskOptions, ask
-from episteme_core.plugins import load_plugins
+from episteme_core.kernel.loader import load_plugins
 from episteme_core.store.home import Home
 from episteme_core.testing import invoke, run_cli
 
@@ -82,7 +82,7 @@ def main() -> None:
         home_dir = build(Path(args.corpus), Path(tmp))
         home = Home(home_dir)
         plugins = load_plugins()
-        from episteme_core.index import open_shards
+        from episteme_core.bm25.shards import open_shards
 
         shards = len(open_shards(home).shards)
         delay = args.latency * 1000

@@ -18,9 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from episteme_core.canonical import sha256_hex
-from episteme_core.extract.api import ExtractRequest, Family
-from episteme_core.records import SnapshotRecord
+from episteme_core.extract.family import Family
+from episteme_core.records.canonical import sha256_hex
+from episteme_core.records.extraction import ExtractRequest
+from episteme_core.records.storage import SnapshotRecord
 
 
 def _request(data: bytes, content_type: str, family: Any = None) -> ExtractRequest:
@@ -107,7 +108,7 @@ def pdf_rows(corpus: Path) -> None:
 
 def rerun_row(corpus: Path) -> None:
     """``episteme extract`` twice on the same snapshots: the second run reuses every document."""
-    from episteme_core.snapshots import SnapshotWriter, make_identity
+    from episteme_core.stages.snapshots import SnapshotWriter, make_identity
     from episteme_core.store.home import Home
     from episteme_core.testing import invoke
 

@@ -205,10 +205,10 @@ def synthetic_home(root: Path, chunks: int) -> None:
     """A home of ``chunks`` synthetic chunks (``bench/retrieval.py``'s corpus), chunked, not indexed."""
     from retrieval import corpus_batches
 
-    from episteme_core.chunking import chunk_home
     from episteme_core.chunking.paragraph import ParagraphChunker
+    from episteme_core.chunking.run import chunk_home
     from episteme_core.chunking.window import WindowChunker
-    from episteme_core.documents import write_documents
+    from episteme_core.stages.documents import write_documents
     from episteme_core.store.home import Home
 
     home = Home(root)

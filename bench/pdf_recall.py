@@ -24,10 +24,11 @@ TARGET = 0.99
 
 
 def extract(data: bytes) -> object:
-    from episteme_core.canonical import sha256_hex
-    from episteme_core.extract.api import ExtractRequest, Family
+    from episteme_core.extract.family import Family
     from episteme_core.extract.pdf import PdfExtractor
-    from episteme_core.records import SnapshotRecord
+    from episteme_core.records.canonical import sha256_hex
+    from episteme_core.records.extraction import ExtractRequest
+    from episteme_core.records.storage import SnapshotRecord
 
     record = SnapshotRecord(id="0" * 64, capture_kind="file", source="https://example.org/x.pdf",
                             final_url=None, content_type="application/pdf", charset=None,

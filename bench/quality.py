@@ -192,7 +192,7 @@ def default_scope(home: Path, questions: list[dict[str, Any]], owners: dict[str,
     """Ids of the questions whose answer an unmarked chunk holds: what `ask` can answer without
     `--include-marked` (Claude's thinking, tool calls and tool results are marked, and the product
     leaves them out of `ask` by default). Read from the home's committed chunks."""
-    from episteme_core.chunking import iter_chunk_objects
+    from episteme_core.stages.chunks import iter_chunk_objects
     from episteme_core.store.home import Home
 
     unmarked: dict[str, list[str]] = {}

@@ -151,7 +151,7 @@ class CachedFuse:
 def run_reader(home: Path, questions: list[dict[str, Any]], reader: Any, sources: list[str],
                candidates: int, label: str) -> list[dict[str, Any]]:
     from episteme_core.api import AskOptions, ask
-    from episteme_core.plugins import get_plugins
+    from episteme_core.kernel.loader import get_plugins
 
     plugins = get_plugins()
     rows = []

@@ -51,7 +51,7 @@ def make_corpus(chunks: int, seed: int = 1) -> tuple[list, list[str]]:  # type: 
 
 def corpus_batches(chunks: int, seed: int = 1, batch_docs: int = 500):  # type: ignore[no-untyped-def]
     """``make_corpus`` in batches of ``batch_docs`` documents (same documents, bounded memory)."""
-    from episteme_core.document import Block, Document, Provenance, Section, Span, seal
+    from episteme_core.records.evidence import Block, Document, Provenance, Section, Span, seal
 
     rng = random.Random(seed)
     words = vocabulary(20_000, rng)
@@ -125,18 +125,19 @@ def main() -> None:
         queries_only(Path(args.queries_only) / "home", args)
         return
 
-    from episteme_core.chunking import chunk_home, iter_chunk_objects
+    from episteme_core.bm25.build import BM25_DEFAULTS, bm25_matrix
+    from episteme_core.bm25.fields import document_tokens
+    from episteme_core.bm25.shards import open_shards
+    from episteme_core.bm25.writer import index_home
     from episteme_core.chunking.paragraph import ParagraphChunker
+    from episteme_core.chunking.run import chunk_home
     from episteme_core.chunking.window import WindowChunker
-    from episteme_core.documents import write_documents
-    from episteme_core.index.analyzer import query_terms
-    from episteme_core.index.analyzer import vocabulary as analyzer_vocabulary
-    from episteme_core.index.build import BM25_DEFAULTS, bm25_matrix
-    from episteme_core.index.fields import document_tokens
-    from episteme_core.index.indexing import index_home
-    from episteme_core.index.shards import open_shards
-    from episteme_core.query import query
+    from episteme_core.search.query import query
+    from episteme_core.stages.chunks import iter_chunk_objects
+    from episteme_core.stages.documents import write_documents
     from episteme_core.store.home import Home
+    from episteme_core.text.analyzer import query_terms
+    from episteme_core.text.analyzer import vocabulary as analyzer_vocabulary
 
     workdir = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="episteme-bench-"))
     shutil.rmtree(workdir / "home", ignore_errors=True)
@@ -280,8 +281,8 @@ def main() -> None:
 def warm_rows(home, questions: list[str]) -> list[tuple[str, float, float]]:  # type: ignore[no-untyped-def]
     """(measure, median wall seconds, median CPU seconds) of the warm query paths, 3 rounds of
     ``questions`` after one round that touches (and verifies) the blocks they read."""
-    from episteme_core.index.shards import open_shards
-    from episteme_core.query import query
+    from episteme_core.bm25.shards import open_shards
+    from episteme_core.search.query import query
 
     shard_set = open_shards(home)
     for q in questions:

@@ -54,7 +54,7 @@ def build_map(corpus: Path, folder: Path) -> Path:
 
 
 def warm_query_ms(home: Path) -> float:
-    from episteme_core.query import query
+    from episteme_core.search.query import query
     from episteme_core.store.home import Home
 
     samples = []

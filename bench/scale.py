@@ -145,8 +145,8 @@ QUESTIONS = ["evidence source", "citation record", "paragraph snapshot", "shard 
 def query_latency(home: Path, dask: bool) -> dict[str, tuple[float, float]]:
     """Median and p90 seconds of ``search`` over the home's shards: here, and (``dask``) fanned out to
     a LocalCluster of 2 single-threaded workers on 127.0.0.1; the hits must be the same."""
-    from episteme_core.executor.fanout import fanned
-    from episteme_core.index.shards import open_shards
+    from episteme_core.bm25.shards import open_shards
+    from episteme_core.search.fanout import fanned
     from episteme_core.store.home import Home
 
     shards = open_shards(Home(home))

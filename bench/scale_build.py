@@ -281,7 +281,7 @@ class DaskProcesses:
 
 def write_corpus(home: Path, chunks: int) -> float:
     """The synthetic documents of bench/retrieval.py committed to ``home`` in one commit; seconds."""
-    from episteme_core.documents import write_documents
+    from episteme_core.stages.documents import write_documents
     from episteme_core.store.home import Home
 
     started = time.perf_counter()
@@ -383,8 +383,8 @@ def fanout_costs(shards: Any, asked: list[str], hosts: int) -> dict[str, float]:
     worker's pickled answers, one batch per worker, shard i on worker i mod ``hosts``; Dask's framing
     not counted), the median CPU seconds of the idf step here, and the median CPU seconds a worker
     spends per shard (``ranked`` without the local score floor)."""
-    from episteme_core.executor.fanout import ranked_on_shard
     from episteme_core.executor.worker import pack
+    from episteme_core.search.fanout import ranked_on_shard
 
     out, back, idfs, per_shard = [], [], [], []
     for question in asked:
@@ -407,9 +407,9 @@ def fanout_costs(shards: Any, asked: list[str], hosts: int) -> dict[str, float]:
 
 
 def query_rows(home: Path, asked: list[str], cluster: DaskProcesses) -> dict[str, Any]:
+    from episteme_core.bm25.shards import open_shards
     from episteme_core.executor.cluster import DaskExecutor
-    from episteme_core.executor.fanout import fanned
-    from episteme_core.index.shards import open_shards
+    from episteme_core.search.fanout import fanned
     from episteme_core.store.home import Home
 
     where = ["--executor", f"dask://{cluster.address}"]

@@ -42,11 +42,11 @@ TARGETS = {20_000: 0.010, 1_000_000: 0.060}
 
 def build(home_root: Path, chunks: int) -> list[str]:
     """The home with ``chunks`` synthetic chunks, indexed; returns the vocabulary."""
-    from episteme_core.chunking import chunk_home
+    from episteme_core.bm25.writer import index_home
     from episteme_core.chunking.paragraph import ParagraphChunker
+    from episteme_core.chunking.run import chunk_home
     from episteme_core.chunking.window import WindowChunker
-    from episteme_core.documents import write_documents
-    from episteme_core.index.indexing import index_home
+    from episteme_core.stages.documents import write_documents
     from episteme_core.store.home import Home
 
     home = Home(home_root)
@@ -180,7 +180,7 @@ def main() -> None:
             runs.append(wall_of([py, "-m", "episteme_core", "--home", str(home), "--json", *cli]))
         cold[tool] = (statistics.median(runs), p95(runs), len(runs))
 
-    from episteme_core.index.shards import open_shards
+    from episteme_core.bm25.shards import open_shards
     from episteme_core.store.home import Home
 
     shards = len(open_shards(Home(home)).shards)

@@ -1,7 +1,7 @@
 """Every extension point of episteme, documented in place. Start reading here.
 
 Each hook hands the plugin a ``register`` callback. A plugin calls it once per component it offers.
-Each kind of component has a contract (``episteme_core.components``: a Protocol, and the members the
+Each kind of component has a contract (``episteme_core.kernel.contracts``: a Protocol, and the members the
 registry checks); a component is checked as it registers, and one that lacks a required member is
 refused there, named with its plugin on ``episteme plugins``, while everything else keeps working.
 The kernel owns the registry: it records which plugin registered what, reports two components of

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from episteme_core.defaults import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
+from episteme_core.kernel.defaults import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
 
 if TYPE_CHECKING:
     from episteme_core.capture.http import FetchSettings
-    from episteme_core.context import RunContext
-    from episteme_core.executor import ExecutorSpec
+    from episteme_core.executor.base import ExecutorSpec
+    from episteme_core.kernel.context import RunContext
 
 STAGES = ("capture", "extract", "chunk", "index")
 
@@ -71,13 +71,13 @@ def _capture(ctx: RunContext, options: PipelineOptions) -> Any:
 
 def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
     """Run every stage under one writer lock; returns each stage's report (JSON data)."""
-    from episteme_core.chunking import check_options, chunk_home
-    from episteme_core.convert import unstructure
+    from episteme_core.chunking.run import check_options, chunk_home
     from episteme_core.executor import running
     from episteme_core.extract.run import extract_sources
-    from episteme_core.indexers import build_index, get_indexer, report_data
-    from episteme_core.snapshots import read_catalog
-    from episteme_core.store.stage import entry_count
+    from episteme_core.records.convert import unstructure
+    from episteme_core.search.indexers import build_index, get_indexer, report_data
+    from episteme_core.stages.snapshots import read_catalog
+    from episteme_core.store.commits import entry_count
 
     check_options(options.max_chars, options.overlap_chars)
     get_indexer(ctx.plugins, ctx.home, options.indexer)  # an unknown indexer is refused before any work

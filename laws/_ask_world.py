@@ -8,8 +8,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from episteme_core.ask.base_reader import BaseReader
 from episteme_core.ask.memory import MemoryChunk, MemoryShard
-from episteme_core.ask.reader import BaseReader, ReaderSpec, ReadReply, ReadRequest
+from episteme_core.records.reading import ReaderSpec, ReadReply, ReadRequest
 
 WORDS = ("whale", "sea", "ship", "truth", "ball", "tea", "code", "test", "Straße", "東京", "café")
 SOURCES = ("books", "claude", "file", "intent")  # builtin sources only: plugins may be absent

@@ -8,11 +8,11 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from episteme_core.chunking import chunk_home
 from episteme_core.chunking.paragraph import ParagraphChunker
+from episteme_core.chunking.run import chunk_home
 from episteme_core.chunking.window import WindowChunker
-from episteme_core.document import Block, Document, Provenance, Section, Span, seal
-from episteme_core.documents import write_documents
+from episteme_core.records.evidence import Block, Document, Provenance, Section, Span, seal
+from episteme_core.stages.documents import write_documents
 from episteme_core.store.home import Home
 
 WORDS = ("whale", "sea", "ship", "Straße", "東京都", "café", "हिन्दी", "ＦＵＬＬ", "must", "a", "x_y", "42")

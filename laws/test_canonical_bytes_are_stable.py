@@ -15,8 +15,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from episteme_core.canonical import canonical_bytes, loads_strict
-from episteme_core.strategies import json_values
+from episteme_core.records.canonical import canonical_bytes, loads_strict
+from episteme_core.testing.strategies import json_values
 
 
 def _shuffled(value: Any, rng: random.Random) -> Any:
@@ -43,7 +43,7 @@ def test_canonical_bytes_read_back_to_the_same_value_and_bytes(value: Any) -> No
 
 _CHILD = """
 import json, sys
-from episteme_core.canonical import canonical_bytes
+from episteme_core.records.canonical import canonical_bytes
 values = json.load(sys.stdin)
 # Route every dict through a set of keys, whose order follows PYTHONHASHSEED.
 def rebuild(v):

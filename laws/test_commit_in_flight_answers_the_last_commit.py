@@ -5,13 +5,13 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from episteme_core.chunking import read_chunks
-from episteme_core.context import RunContext
+from episteme_core.bm25.writer import index_home
 from episteme_core.errors import EpistemeError
-from episteme_core.index import index_home
-from episteme_core.plugins import load_plugins
-from episteme_core.query import query
-from episteme_core.records import LogEntry
+from episteme_core.kernel.context import RunContext
+from episteme_core.kernel.loader import load_plugins
+from episteme_core.records.storage import LogEntry
+from episteme_core.search.query import query
+from episteme_core.stages.chunks import read_chunks
 from episteme_core.store.log import Log
 
 from ._retrieval_world import WORDS, commit_and_chunk, documents

@@ -17,12 +17,14 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from episteme_core.store import Home, Stage
+from episteme_core.store.commits import Stage
+from episteme_core.store.home import Home
 
 _WRITER = """
 import contextlib, json, sys
 from pathlib import Path
-from episteme_core.store import Home, Stage
+from episteme_core.store.home import Home
+from episteme_core.store.commits import Stage
 from episteme_core.store.atomic import deferred_sync
 stage = Stage(Home(Path(sys.argv[1])), "documents")
 objects = json.loads(sys.argv[2])

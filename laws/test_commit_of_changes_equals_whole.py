@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from episteme_core.records import StageEntry
+from episteme_core.records.storage import StageEntry
+from episteme_core.store.commits import BUCKETS_FROM_ENV, Stage, forget_process_memory
 from episteme_core.store.home import Home
-from episteme_core.store.stage import BUCKETS_FROM_ENV, Stage, forget_process_memory
 
 
 @pytest.fixture(autouse=True)

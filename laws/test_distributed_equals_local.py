@@ -53,11 +53,11 @@ def executor(tmp_path_factory) -> Iterator[tuple[object, Path]]:  # type: ignore
 @given(terms=st.lists(st.sampled_from(WORDS), min_size=1, max_size=4), k=st.integers(min_value=1, max_value=30),
        exact=st.booleans())
 def test_a_fanned_out_query_equals_the_local_one(executor, terms, k, exact) -> None:  # type: ignore[no-untyped-def]
-    from episteme_core.canonical import canonical_bytes
-    from episteme_core.convert import unstructure
-    from episteme_core.executor.fanout import fanned
-    from episteme_core.index.shards import open_shards
-    from episteme_core.query import query
+    from episteme_core.bm25.shards import open_shards
+    from episteme_core.records.canonical import canonical_bytes
+    from episteme_core.records.convert import unstructure
+    from episteme_core.search.fanout import fanned
+    from episteme_core.search.query import query
     from episteme_core.store.home import Home
 
     spread, home = executor

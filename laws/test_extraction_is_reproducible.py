@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from episteme_core.snapshots import SnapshotWriter, make_identity
+from episteme_core.stages.snapshots import SnapshotWriter, make_identity
 from episteme_core.store.home import Home
 from episteme_core.testing import run_cli
 

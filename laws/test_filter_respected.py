@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from episteme_core.ask.run import AskOptions, ask
-from episteme_core.plugins import load_plugins
+from episteme_core.kernel.loader import load_plugins
 from episteme_core.store.home import Home
 
 PLUGINS = load_plugins()

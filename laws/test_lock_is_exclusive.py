@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from episteme_core.errors import EpistemeError
-from episteme_core.store.lock import WriterLock, hostname
+from episteme_core.store.lock import WriterLock
+from episteme_core.store.processes import hostname
 
 
 def _dead_pid() -> int:

@@ -12,8 +12,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from episteme_core.snapshots import SnapshotWriter, make_identity
-from episteme_core.store import Home, Log
+from episteme_core.stages.snapshots import SnapshotWriter, make_identity
+from episteme_core.store.home import Home
+from episteme_core.store.log import Log
 
 runs = st.lists(
     st.dictionaries(st.sampled_from(["https://example.org/a", "https://example.org/b", "book:c/d"]),

@@ -12,8 +12,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from episteme_core.snapshots import SnapshotWriter, make_identity
-from episteme_core.store import Home
+from episteme_core.stages.snapshots import SnapshotWriter, make_identity
+from episteme_core.store.home import Home
 
 observations = st.dictionaries(
     st.sampled_from([f"https://example.org/{n}" for n in range(6)] + ["book:c/x", "chat:claude/p/s"]),

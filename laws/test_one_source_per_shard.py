@@ -9,8 +9,9 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from episteme_core.chunking import read_chunks
-from episteme_core.index import index_home, open_shards
+from episteme_core.bm25.shards import open_shards
+from episteme_core.bm25.writer import index_home
+from episteme_core.stages.chunks import read_chunks
 
 from ._retrieval_world import commit_and_chunk, documents
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from episteme_core.chunking import iter_chunk_rows
-from episteme_core.index import index_home
-from episteme_core.query import query
+from episteme_core.bm25.writer import index_home
+from episteme_core.search.query import query
+from episteme_core.stages.chunks import iter_chunk_rows
 
 from ._retrieval_world import WORDS, commit_and_chunk, documents
 

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from episteme_core.index import index_home
-from episteme_core.index.shards import Filters
-from episteme_core.query import query
+from episteme_core.bm25.shards import Filters
+from episteme_core.bm25.writer import index_home
+from episteme_core.search.query import query
 from episteme_core.store.home import Home
 
 from ._retrieval_world import SOURCES, WORDS, commit_and_chunk, make_document

@@ -15,7 +15,7 @@ from _ask_world import ScriptedReader, ignore, questions, replies, shard_sets, s
 from hypothesis import given, settings
 
 from episteme_core.ask.run import AskOptions, ask
-from episteme_core.plugins import load_plugins
+from episteme_core.kernel.loader import load_plugins
 from episteme_core.store.home import Home
 
 PLUGINS = load_plugins()

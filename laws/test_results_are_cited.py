@@ -9,12 +9,12 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from episteme_core.documents import read_documents
-from episteme_core.extract.text import decode
-from episteme_core.index.analyzer import tokenize
+from episteme_core.stages.documents import read_documents
 from episteme_core.store.blobs import BlobStore
 from episteme_core.store.home import Home
 from episteme_core.testing import invoke
+from episteme_core.text.analyzer import tokenize
+from episteme_core.text.decode import decode
 
 from ._retrieval_world import WORDS
 

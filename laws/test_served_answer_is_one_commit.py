@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from episteme_core.bm25.writer import index_home
 from episteme_core.errors import EpistemeError
-from episteme_core.index import index_home
-from episteme_core.query import query
+from episteme_core.search.query import query
 from episteme_core.serve.shardcache import ShardCache
 
 from ._retrieval_world import WORDS, commit_and_chunk, documents

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from episteme_core.ask.answer import parse_time
 from episteme_core.ask.run import AskOptions, ask, parse_since
-from episteme_core.plugins import load_plugins
+from episteme_core.kernel.loader import load_plugins
 from episteme_core.store.home import Home
 
 PLUGINS = load_plugins()

@@ -12,8 +12,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from episteme_core.snapshots import SnapshotWriter, make_identity, read_catalog
-from episteme_core.store import Home
+from episteme_core.stages.snapshots import SnapshotWriter, make_identity, read_catalog
+from episteme_core.store.home import Home
 
 times = st.datetimes().map(lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ"))
 sources = st.sampled_from(["https://example.org/a", "https://example.org/b", "book:shelf/c"])

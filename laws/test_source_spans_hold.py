@@ -9,12 +9,14 @@ from html import escape
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from episteme_core.canonical import sha256_hex
-from episteme_core.document import Document
-from episteme_core.extract.api import ExtractRequest, Family
+from episteme_core.extract.family import Family
 from episteme_core.extract.html import HtmlExtractor, in_order
-from episteme_core.extract.text import TextExtractor, decode
-from episteme_core.records import SnapshotRecord
+from episteme_core.extract.text import TextExtractor
+from episteme_core.records.canonical import sha256_hex
+from episteme_core.records.evidence import Document
+from episteme_core.records.extraction import ExtractRequest
+from episteme_core.records.storage import SnapshotRecord
+from episteme_core.text.decode import decode
 
 _word = st.text(alphabet=st.sampled_from(list("ab é<&>\"'\u00a0\t\n\r")), min_size=1, max_size=8)
 

@@ -12,7 +12,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from episteme_core.store import BlobStore, Home, Stage
+from episteme_core.store.blobs import BlobStore
+from episteme_core.store.commits import Stage
+from episteme_core.store.home import Home
 
 
 @settings(max_examples=60, deadline=None)

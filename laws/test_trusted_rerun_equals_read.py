@@ -16,8 +16,8 @@ from pathlib import Path
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from episteme_core.snapshots import read_catalog
-from episteme_core.store import Home
+from episteme_core.stages.snapshots import read_catalog
+from episteme_core.store.home import Home
 from episteme_core.testing import invoke
 
 SOURCES = [f"https://example.org/{n}" for n in range(2)]

@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from episteme_core.trust import CONTENT_TRUST
+from episteme_core.records.trust import CONTENT_TRUST
 
 
 @attrs.frozen

@@ -20,8 +20,8 @@ from typing import Any, Protocol
 import attrs
 
 from episteme_core.ask.answer import StoredParagraph, parse_time
-from episteme_core.index.proximity import RERANK_DEPTH
-from episteme_core.trust import MARKED_KINDS
+from episteme_core.records.trust import MARKED_KINDS
+from episteme_core.search.proximity import RERANK_DEPTH
 
 SEPARATOR = "\n\n"
 
@@ -102,7 +102,7 @@ def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None
     none is skipped, so more passages are fetched)."""
     filters = None
     if since is not None:
-        from episteme_core.search import Filters
+        from episteme_core.records.hits import Filters
 
         filters = Filters(since=since)
     floor = parse_time(since) if since else None
@@ -117,7 +117,7 @@ def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None
                  for hit in hits]
     else:
         found = [(score, (chunk_id,)) for chunk_id, score in shard.search(question, k, filters)]
-    from episteme_core.index.runs import MERGED_CHARS, merge_overlapping
+    from episteme_core.search.units import MERGED_CHARS, merge_overlapping
 
     found = [(score, list(ids)) for score, ids in found if score > 0]
     chunks: dict[str, Any] = {}
@@ -127,7 +127,7 @@ def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None
                 chunks[chunk_id] = shard.chunk(chunk_id)
     languages = getattr(shard, "languages", None) or ["english"]
     if terms is None:
-        from episteme_core.index.analyzer import query_terms_for
+        from episteme_core.text.analyzer import query_terms_for
 
         terms = query_terms_for(question, languages)
     found = reranked(found, lambda ids: SEPARATOR.join(chunks[c].text for c in ids), terms, languages)
@@ -162,7 +162,7 @@ def focused(paragraphs: list[StoredParagraph], terms: set[str],
     whole."""
     if len(paragraphs) < 3:
         return paragraphs
-    from episteme_core.index.analyzer import query_terms_for
+    from episteme_core.text.analyzer import query_terms_for
 
     holds = [not terms.isdisjoint(query_terms_for(p.text, languages)) for p in paragraphs]
     if not any(holds):
@@ -176,7 +176,7 @@ def reranked(found: list[tuple[float, list[str]]], text_of: Callable[[list[str]]
              terms: Sequence[str], languages: Sequence[str]) -> list[tuple[float, list[str]]]:
     """``found`` (score, chunk ids), best BM25 first, with the first ``RERANK_DEPTH`` given their
     proximity bonus for the query ``terms`` (``index.proximity``), best first."""
-    from episteme_core.index.proximity import reorder, text_bonus
+    from episteme_core.search.proximity import reorder, text_bonus
 
     wanted = set(terms)
     bonuses = [text_bonus(text_of(ids), wanted, languages) for _, ids in found[:RERANK_DEPTH]]
@@ -204,7 +204,7 @@ def idf_over(shards: Sequence[Any], terms: Sequence[str]) -> dict[str, float] | 
 def coverage_function(shards: Sequence[Shard], question: str) -> Callable[[str], float]:
     """``text -> coverage``: the IDF-weighted share of the question's terms a passage holds, with
     IDF (BM25's) over all ``shards`` together; equal weights when the shards cannot count terms."""
-    from episteme_core.index.analyzer import query_terms
+    from episteme_core.text.analyzer import query_terms
 
     terms = query_terms(question)
     weights = idf_over(shards, terms) or dict.fromkeys(terms, 1.0)

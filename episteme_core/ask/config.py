@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from episteme_core.ask.reader import ReaderSpec
 from episteme_core.errors import EpistemeError
+from episteme_core.records.reading import ReaderSpec
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")

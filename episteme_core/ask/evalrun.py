@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from episteme_core import evaluation
+from episteme_core.ask import metrics as evaluation
 from episteme_core.errors import EpistemeError
 
 LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -44,8 +44,8 @@ def check_label(label: str, option: str = "--label") -> str:
 def load_questions(path: str) -> tuple[list[EvalQuestion], str]:
     """The questions of ``path`` (or stdin) and the sha256 of its bytes; INVALID_INPUT names the line."""
     from episteme_core.ask.run import check_question, parse_filter, parse_since
-    from episteme_core.canonical import loads_strict, sha256_hex
-    from episteme_core.inputs import read_input
+    from episteme_core.records.canonical import loads_strict, sha256_hex
+    from episteme_core.records.inputs import read_input
 
     raw = read_input(path)
     try:
@@ -100,9 +100,11 @@ def run_eval(home: Any, path: str, label: str, *, plugins: Any, warn: Any, reade
              budget: int | None = None, candidates: int | None = None,
              compare: str | None = None, indexer: str | None = None) -> dict[str, Any]:
     """Ask every question, score it, save ``evals/<label>.json``; with ``compare``, add the table."""
-    from episteme_core import __version__, telemetry
-    from episteme_core.ask.run import DEFAULT_BUDGET, DEFAULT_CANDIDATES, AskOptions, ask, open_home_shards
-    from episteme_core.canonical import canonical_bytes
+    from episteme_core import __version__
+    from episteme_core.ask import telemetry
+    from episteme_core.ask.run import AskOptions, ask, open_home_shards
+    from episteme_core.kernel.defaults import DEFAULT_BUDGET, DEFAULT_CANDIDATES
+    from episteme_core.records.canonical import canonical_bytes
     from episteme_core.store.atomic import atomic_write
 
     check_label(label)
@@ -169,8 +171,8 @@ def run_eval(home: Any, path: str, label: str, *, plugins: Any, warn: Any, reade
 
 
 def load_report(home: Any, label: str) -> dict[str, Any]:
-    from episteme_core.canonical import loads_strict
-    from episteme_core.inputs import read_input
+    from episteme_core.records.canonical import loads_strict
+    from episteme_core.records.inputs import read_input
 
     path = Path(home.evals_dir) / f"{label}.json"
     if not path.is_file():

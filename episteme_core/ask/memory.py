@@ -45,7 +45,7 @@ class MemoryShard:
 
     def document_frequency(self, term: str) -> int:
         """How many paragraphs hold ``term`` (an analyzed term, as the index counts them)."""
-        from episteme_core.index.analyzer import query_terms
+        from episteme_core.text.analyzer import query_terms
 
         return sum(1 for c in self.chunks.values() if term in query_terms(c.text))
 
@@ -62,7 +62,7 @@ class MemoryShard:
     def passages(self, text: str, k: int, filters: Any = None, *,
                  idf: Any = None) -> list[tuple[float, list[str]]]:
         """Runs of consecutive paragraphs of one record (as the index builds them), scored alike."""
-        from episteme_core.index.runs import RUN_CHARS, runs_of
+        from episteme_core.search.units import RUN_CHARS, runs_of
 
         wanted = set(words(text))
         records: dict[str, list[MemoryChunk]] = {}

@@ -15,8 +15,9 @@ from typing import Any
 
 import attrs
 
-from episteme_core.ask.bm25 import default_bm25
-from episteme_core.ask.reader import Reader, ReadError, ReadReply, ReadRequest
+from episteme_core.ask.bm25_reader import default_bm25
+from episteme_core.kernel.contracts import Reader
+from episteme_core.records.reading import ReadError, ReadReply, ReadRequest
 
 GRACE_S = 1.0  # the pool's own deadline is the reader's timeout plus this
 MAX_ATTEMPTS = 2

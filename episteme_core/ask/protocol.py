@@ -12,7 +12,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from episteme_core.ask.reader import ReadRequest
+from episteme_core.records.reading import ReadRequest
 
 MAX_SCAN_CHARS = 1 << 20  # a reply's text is scanned for a JSON object only this far
 _IDS_OBJECT = re.compile(r'\{\s*"ids"\s*:')

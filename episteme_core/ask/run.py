@@ -1,7 +1,7 @@
 """``ask`` as a library function: candidates from BM25 per shard, readers name, the answer is built.
 
 The same function serves ``episteme ask``, ``episteme eval`` and the MCP server (``command`` says
-which, for telemetry). Shards come from the home's indexer (``episteme_core.indexers.open_index``),
+which, for telemetry). Shards come from the home's indexer (``episteme_core.search.indexers.open_index``),
 or are handed in: the server's open set, or, from tests and laws, any objects with ``name``,
 ``source``, ``search(text, k, filters)`` and ``chunk(chunk_id)``.
 """
@@ -16,17 +16,11 @@ from typing import Any
 import attrs
 
 from episteme_core.ask.answer import AnswerParagraph, Named, Omitted, assemble, parse_time
-from episteme_core.ask.candidates import (
-    CandidatePassage,
-    Shard,
-    candidates_of,
-    coverage_function,
-    idf_over,
-)
-from episteme_core.ask.reader import Candidate, Reader, ReaderSpec, ReadRequest
-from episteme_core.defaults import DEFAULT_BUDGET as DEFAULT_BUDGET  # defined once, for the CLI too
-from episteme_core.defaults import DEFAULT_CANDIDATES as DEFAULT_CANDIDATES
+from episteme_core.ask.candidates import CandidatePassage, Shard, candidates_of, coverage_function, idf_over
 from episteme_core.errors import EpistemeError
+from episteme_core.kernel.contracts import Reader
+from episteme_core.kernel.defaults import DEFAULT_BUDGET, DEFAULT_CANDIDATES
+from episteme_core.records.reading import Candidate, ReaderSpec, ReadRequest
 
 MAX_QUESTION_CHARS = 4_000
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -125,17 +119,17 @@ def open_home_shards(home: Any, plugins: Any = None, indexer: str | None = None,
     """The home's shards (a ``SearchableShards`` set), opened by its indexer; missing or stale ones
     are refused (``STALE_INDEX``: run episteme ingest). An answer from the last commit while a writer
     is at work is reported through ``warn`` (``INDEX_UPDATING``)."""
-    from episteme_core.indexers import open_index, warn_in_flight
+    from episteme_core.search.indexers import open_index, warn_in_flight
 
     if plugins is None:
-        from episteme_core.plugins import get_plugins
+        from episteme_core.kernel.loader import get_plugins
 
         plugins = get_plugins()
     try:
         shard_set = open_index(home, plugins, indexer)
         warn_in_flight(shard_set, warn)
     except EpistemeError as exc:
-        from episteme_core.shardstage import STALE_HINT
+        from episteme_core.stages.shards import STALE_HINT
 
         if exc.code != "STALE_INDEX" or exc.hint != STALE_HINT:  # another indexer's: its own command
             raise
@@ -183,7 +177,7 @@ def _terms(shards: Sequence[Shard], question: str, terms_of: Callable[[str], lis
     else as the kernel's analyzer does in every language of the shards."""
     if terms_of is not None:
         return terms_of(question)
-    from episteme_core.index.analyzer import query_terms_for
+    from episteme_core.text.analyzer import query_terms_for
 
     languages = sorted({lang for s in shards for lang in getattr(s, "languages", ["english"])})
     return query_terms_for(question, languages)
@@ -219,7 +213,7 @@ def ask(
     or a list of shards); one telemetry line per call.
 
     ``readers`` (opened readers) replaces the configured pool: for tests, laws and embedding code."""
-    from episteme_core import telemetry
+    from episteme_core.ask import telemetry
 
     started = time.monotonic()
     state: dict[str, Any] = {}
@@ -342,7 +336,7 @@ def _unknown_sources(unknown: list[str], known: set[str]) -> EpistemeError:
 
 def _telemetry_line(command: str, options: AskOptions, state: dict[str, Any], result: AskResult | None,
                     started: float, error: str | None, label: str | None) -> Any:
-    from episteme_core import telemetry
+    from episteme_core.ask import telemetry
 
     shard_lines: list[telemetry.ShardLine] = []
     sources: dict[str, list[int]] = {}

@@ -9,11 +9,12 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from episteme_core.cli.command import Command, Outcome
 from episteme_core.hookspecs import Register, hookimpl
+from episteme_core.kernel.context import Outcome
+from episteme_core.kernel.contracts import Command
 
 if TYPE_CHECKING:
-    from episteme_core.cli.context import Context
+    from episteme_core.kernel.context import Context
 
 class _LazyKind:
     """A reader kind whose module is imported only when a reader of it is opened."""
@@ -33,15 +34,15 @@ class _LazyKind:
 @hookimpl(trylast=True)
 def episteme_readers(register: Register) -> None:
     register(_LazyKind("bm25", "deterministic: a shard's top candidates by BM25 score above a threshold",
-                       "episteme_core.ask.bm25:Bm25Kind"))
+                       "episteme_core.ask.bm25_reader:Bm25Kind"))
     register(_LazyKind("http", "a server speaking the HTTP reader protocol (llama-server, vLLM, reference)",
-                       "episteme_core.ask.http:HttpKind"))
+                       "episteme_core.ask.http_reader:HttpKind"))
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
     from episteme_core.builtins.indexing import add_indexer_option
     from episteme_core.cli.parser import add_int_option
-    from episteme_core.defaults import (
+    from episteme_core.kernel.defaults import (
         DEFAULT_BUDGET,
         DEFAULT_CANDIDATES,
         MAX_BUDGET,
@@ -62,7 +63,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _configure_ask(parser: argparse.ArgumentParser) -> None:
-    from episteme_core.cli.executor import add_executor_options
+    from episteme_core.cli.executor_options import add_executor_options
 
     parser.add_argument("question", help="the question (quote it)")
     parser.add_argument("--filter", metavar="SOURCES",
@@ -76,11 +77,11 @@ def _configure_ask(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_ask(args: argparse.Namespace, ctx: Context) -> Outcome:
+    from episteme_core.ask.render import render_answer
     from episteme_core.ask.run import AskOptions, ask, check_question, parse_filter, parse_since
-    from episteme_core.ask.text import render_answer
     from episteme_core.builtins.retrieval import fanned_out
-    from episteme_core.cli.executor import executor_spec_of
-    from episteme_core.convert import unstructure
+    from episteme_core.cli.executor_options import executor_spec_of
+    from episteme_core.records.convert import unstructure
 
     options = AskOptions(
         question=check_question(args.question),
@@ -109,7 +110,7 @@ def _configure_eval(parser: argparse.ArgumentParser) -> None:
 
 def _run_eval(args: argparse.Namespace, ctx: Context) -> Outcome:
     from episteme_core.ask.evalrun import render_compare, run_eval
-    from episteme_core.ask.text import render_eval
+    from episteme_core.ask.render import render_eval
 
     data = run_eval(ctx.home, args.questions, args.label, plugins=ctx.plugins, warn=ctx.warn,
                     reader=args.reader, budget=args.budget, candidates=args.candidates, compare=args.compare,

@@ -10,14 +10,15 @@ import argparse
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from episteme_core.cli.command import Command, Outcome
 from episteme_core.cli.parser import add_int_option
 from episteme_core.errors import EpistemeError
 from episteme_core.hookspecs import Register, hookimpl
-from episteme_core.inputs import GIB, MIB
+from episteme_core.kernel.context import Outcome
+from episteme_core.kernel.contracts import Command
+from episteme_core.records.inputs import GIB, MIB
 
 if TYPE_CHECKING:
-    from episteme_core.cli.context import Context
+    from episteme_core.kernel.context import Context
 
 
 def _add_snapshots_option(parser: argparse.ArgumentParser) -> None:

@@ -6,17 +6,18 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from episteme_core.cli.command import Command, Outcome
 from episteme_core.hookspecs import Register, hookimpl
+from episteme_core.kernel.context import Outcome
+from episteme_core.kernel.contracts import Command
 
 if TYPE_CHECKING:
-    from episteme_core.cli.context import Context
-    from episteme_core.executor import ExecutorSpec
+    from episteme_core.executor.base import ExecutorSpec
+    from episteme_core.kernel.context import Context
 
 def add_chunk_options(parser: argparse.ArgumentParser) -> None:
     """``--max-chars``, ``--overlap-chars`` and ``--chunker`` (shared with ``pipeline``)."""
     from episteme_core.cli.parser import add_int_option
-    from episteme_core.defaults import (
+    from episteme_core.kernel.defaults import (
         DEFAULT_MAX_CHARS,
         DEFAULT_OVERLAP_CHARS,
         MAX_MAX_CHARS,
@@ -43,7 +44,7 @@ def run_chunk(ctx: Context, max_chars: int, overlap_chars: int, chunker: str | N
               spec: ExecutorSpec | None = None) -> Any:
     """Chunk under the writer lock with progress, on the executor ``spec`` names (default: this
     process); returns the ``ChunkReport``."""
-    from episteme_core.chunking import check_options, chunk_home
+    from episteme_core.chunking.run import check_options, chunk_home
     from episteme_core.executor import running
 
     check_options(max_chars, overlap_chars)
@@ -58,7 +59,7 @@ def run_chunk(ctx: Context, max_chars: int, overlap_chars: int, chunker: str | N
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
-    from episteme_core.cli.executor import add_executor_options
+    from episteme_core.cli.executor_options import add_executor_options
 
     add_chunk_options(parser)
     parser.add_argument("--documents", metavar="DIR", help="read documents from DIR (default HOME/documents)")
@@ -67,8 +68,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
-    from episteme_core.cli.executor import executor_spec_of
-    from episteme_core.convert import unstructure
+    from episteme_core.cli.executor_options import executor_spec_of
+    from episteme_core.records.convert import unstructure
 
     stage_override(ctx, "documents", args.documents)
     stage_override(ctx, "chunks", args.chunks)

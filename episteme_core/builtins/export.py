@@ -2,7 +2,7 @@
 
 The command owns the output: ``--out`` (a file, written atomically; ``-`` needs ``--json`` and the
 bytes come back in ``data.artifact``), the byte count and sha256. An exporter only adds its own
-options and writes bytes to the stream it is given (``episteme_core.components.Exporter``).
+options and writes bytes to the stream it is given (``episteme_core.kernel.contracts.Exporter``).
 """
 
 from __future__ import annotations
@@ -10,16 +10,17 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from episteme_core.cli.command import Command, Outcome
 from episteme_core.errors import EpistemeError
 from episteme_core.hookspecs import Register, hookimpl
+from episteme_core.kernel.context import Outcome
+from episteme_core.kernel.contracts import Command
 
 if TYPE_CHECKING:
-    from episteme_core.cli.context import Context
+    from episteme_core.kernel.context import Context
 
 
 def _exporters() -> dict[str, Any]:
-    from episteme_core.plugins import get_plugins
+    from episteme_core.kernel.loader import get_plugins
 
     return {exporter.name: exporter for exporter in get_plugins().all("exporter")}
 
@@ -41,7 +42,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
-    from episteme_core.export import artifact, export_bytes
+    from episteme_core.store.output import artifact, export_bytes
 
     name = getattr(args, "exporter", None)
     if not name:

@@ -10,14 +10,15 @@ import argparse
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from episteme_core.cli.command import Command, Outcome
-from episteme_core.extract.api import Family
+from episteme_core.extract.family import Family
 from episteme_core.hookspecs import Register, hookimpl
+from episteme_core.kernel.context import Outcome
+from episteme_core.kernel.contracts import Command
 
 if TYPE_CHECKING:
-    from episteme_core.cli.context import Context
-    from episteme_core.document import Document
-    from episteme_core.extract.api import ExtractRequest
+    from episteme_core.kernel.context import Context
+    from episteme_core.records.evidence import Document
+    from episteme_core.records.extraction import ExtractRequest
 
 
 class LazyExtractor:
@@ -78,9 +79,9 @@ def episteme_extractors(register: Register) -> None:
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
-    from episteme_core.cli.executor import add_executor_options
+    from episteme_core.cli.executor_options import add_executor_options
     from episteme_core.cli.parser import int_range
-    from episteme_core.cli.stages import add_stage_options
+    from episteme_core.cli.stage_options import add_stage_options
 
     parser.add_argument("sources", nargs="*", metavar="SOURCE",
                         help="sources to extract (default: every source's latest snapshot)")
@@ -98,8 +99,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
-    from episteme_core.cli.executor import executor_spec_of
-    from episteme_core.cli.stages import apply_stage_options
+    from episteme_core.cli.executor_options import executor_spec_of
+    from episteme_core.cli.stage_options import apply_stage_options
     from episteme_core.executor import running
     from episteme_core.extract.run import extract_sources
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from episteme_core.cli.command import Command, Outcome
 from episteme_core.errors import EpistemeError
 from episteme_core.hookspecs import Register, hookimpl
+from episteme_core.kernel.context import Outcome
+from episteme_core.kernel.contracts import Command
 
 if TYPE_CHECKING:
-    from episteme_core.cli.context import Context
-    from episteme_core.components import Indexer, SearchableShards
-    from episteme_core.context import RunContext
-    from episteme_core.executor import Executor
-    from episteme_core.indexbundle import IndexBundle
+    from episteme_core.executor.base import Executor
+    from episteme_core.kernel.context import Context, RunContext
+    from episteme_core.kernel.contracts import Indexer, SearchableShards
+    from episteme_core.stages.bundle import IndexBundle
     from episteme_core.store.home import Home
 
 
@@ -25,7 +25,7 @@ class Bm25Indexer:
     help = "BM25 shards (bm25s lucene scores): one source per shard, frozen, memory-mapped"
 
     def build(self, ctx: RunContext, *, reshard: bool = False, executor: Executor | None = None) -> Any:
-        from episteme_core.index.indexing import index_home
+        from episteme_core.bm25.writer import index_home
 
         def progress(current: int, total: int, name: str) -> None:
             ctx.progress.update("index", current, total, "completed" if current == total else "started", name)
@@ -33,12 +33,12 @@ class Bm25Indexer:
         return index_home(ctx.home, reshard=reshard, progress=progress, executor=executor)
 
     def open(self, home: Home) -> SearchableShards:
-        from episteme_core.index.shards import open_shards
+        from episteme_core.bm25.shards import open_shards
 
         return open_shards(home)
 
     def open_artifact(self, bundle: IndexBundle) -> SearchableShards:
-        from episteme_core.index.shards import open_bundle_shards
+        from episteme_core.bm25.shards import open_bundle_shards
 
         return open_bundle_shards(bundle)
 
@@ -62,7 +62,7 @@ def add_indexer_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
-    from episteme_core.cli.executor import add_executor_options
+    from episteme_core.cli.executor_options import add_executor_options
 
     parser.add_argument("--reshard", action="store_true",
                         help="rebuild every shard (after changing shard_size or bm25 in config.json)")
@@ -77,8 +77,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
     from episteme_core.builtins.chunking import stage_override
-    from episteme_core.cli.executor import executor_spec_of
-    from episteme_core.indexers import build_index, export_index, report_data
+    from episteme_core.cli.executor_options import executor_spec_of
+    from episteme_core.search.indexers import build_index, export_index, report_data
 
     if args.out == "-" and not ctx.as_json:
         raise EpistemeError("INVALID_USAGE",

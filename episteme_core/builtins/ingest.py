@@ -1,7 +1,7 @@
 """``episteme ingest [SOURCE ...] | --all | --reshard``: capture from a source, then pack the shards.
 
 A source joins by having ``help``, ``configure(parser)`` and ``ingest(args, ctx) -> Outcome``
-(see ``episteme_core.components.IngestSource``); sources without ``ingest`` (http, file) are used by
+(see ``episteme_core.kernel.contracts.IngestSource``); sources without ``ingest`` (http, file) are used by
 other commands (``snapshot``, ``manual-ingest``) and do not appear here. A source that also has
 ``ingest_all(ctx) -> Outcome | None`` runs under ``--all`` (None: not configured, skipped).
 
@@ -14,16 +14,17 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from episteme_core.cli.command import Command, Outcome
 from episteme_core.errors import EpistemeError
 from episteme_core.hookspecs import Register, hookimpl
+from episteme_core.kernel.context import Outcome
+from episteme_core.kernel.contracts import Command
 
 if TYPE_CHECKING:
-    from episteme_core.cli.context import Context
+    from episteme_core.kernel.context import Context
 
 
 def _ingest_sources() -> dict[str, object]:
-    from episteme_core.plugins import get_plugins
+    from episteme_core.kernel.loader import get_plugins
 
     found = {}
     for source in get_plugins().all("source"):

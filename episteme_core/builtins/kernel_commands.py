@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from episteme_core.cli.command import Command, Outcome
 from episteme_core.hookspecs import Register, hookimpl
+from episteme_core.kernel.context import Outcome
+from episteme_core.kernel.contracts import Command
 
 if TYPE_CHECKING:
-    from episteme_core.cli.context import Context
+    from episteme_core.kernel.context import Context
 
 
 def _configure_plugins(parser: argparse.ArgumentParser) -> None:
@@ -17,7 +18,7 @@ def _configure_plugins(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_plugins(args: argparse.Namespace, ctx: Context) -> Outcome:
-    from episteme_core.convert import unstructure
+    from episteme_core.records.convert import unstructure
 
     infos = sorted(ctx.plugins.infos.values(), key=lambda i: (not i.builtin, i.name))
     data = {"plugins": [unstructure(info) for info in infos]}
@@ -39,7 +40,7 @@ def _configure_verify(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_verify(args: argparse.Namespace, ctx: Context) -> Outcome:
-    from episteme_core.convert import unstructure
+    from episteme_core.records.convert import unstructure
     from episteme_core.store.verify import check_home
 
     report = check_home(ctx.home, ctx.warn)

@@ -10,12 +10,13 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from episteme_core.cli.command import Command, Outcome
 from episteme_core.hookspecs import Register, hookimpl
-from episteme_core.inputs import GIB
+from episteme_core.kernel.context import Outcome
+from episteme_core.kernel.contracts import Command
+from episteme_core.records.inputs import GIB
 
 if TYPE_CHECKING:
-    from episteme_core.cli.context import Context
+    from episteme_core.kernel.context import Context
 
 
 
@@ -45,7 +46,7 @@ class BooksSource:
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
         from episteme_core.cli.parser import add_int_option
-        from episteme_core.personal.defaults import BOOK_MAX_BYTES as DEFAULT_MAX_BYTES
+        from episteme_core.personal.limits import BOOK_MAX_BYTES as DEFAULT_MAX_BYTES
 
         parser.add_argument("corpus", nargs="+", metavar="DIR", help="a folder of books")
         add_int_option(parser, "--max-bytes", default=DEFAULT_MAX_BYTES, low=1, high=4 * GIB,
@@ -74,8 +75,8 @@ class ClaudeSource:
 
     def configure(self, parser: argparse.ArgumentParser) -> None:
         from episteme_core.cli.parser import add_int_option
-        from episteme_core.personal.defaults import CLAUDE_MAX_BYTES as DEFAULT_MAX_BYTES
-        from episteme_core.personal.defaults import CLAUDE_MAX_LINE_BYTES as DEFAULT_MAX_LINE_BYTES
+        from episteme_core.personal.limits import CLAUDE_MAX_BYTES as DEFAULT_MAX_BYTES
+        from episteme_core.personal.limits import CLAUDE_MAX_LINE_BYTES as DEFAULT_MAX_LINE_BYTES
 
         parser.add_argument(
             "--projects", metavar="DIR", default=None,
@@ -141,7 +142,7 @@ def episteme_sources(register: Register) -> None:
 
 @hookimpl
 def episteme_extractors(register: Register) -> None:
-    from episteme_core.personal.extract import RecordExtractor
+    from episteme_core.personal.extractor import RecordExtractor
 
     register(RecordExtractor(), kind="extractor")
 

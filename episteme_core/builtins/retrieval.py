@@ -8,22 +8,23 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from episteme_core.cli.command import Command, Outcome
 from episteme_core.errors import EpistemeError
 from episteme_core.hookspecs import Register, hookimpl
+from episteme_core.kernel.context import Outcome
+from episteme_core.kernel.contracts import Command
 
 if TYPE_CHECKING:
-    from episteme_core.cli.context import Context
-    from episteme_core.executor import ExecutorSpec
+    from episteme_core.executor.base import ExecutorSpec
+    from episteme_core.kernel.context import Context
 
 # query ----------------------------------------------------------------------------------------
 
 
 def _configure_query(parser: argparse.ArgumentParser) -> None:
     from episteme_core.builtins.indexing import add_indexer_option
-    from episteme_core.cli.executor import add_executor_options
+    from episteme_core.cli.executor_options import add_executor_options
     from episteme_core.cli.parser import add_int_option
-    from episteme_core.defaults import DEFAULT_MAX_INDEX_BYTES, MAX_INDEX_BYTES
+    from episteme_core.kernel.defaults import DEFAULT_MAX_INDEX_BYTES, MAX_INDEX_BYTES
 
     parser.add_argument("--term", metavar="TEXT",
                         help='the words to look for (required); a "quoted phrase" must appear as written')
@@ -55,22 +56,22 @@ def _configure_query(parser: argparse.ArgumentParser) -> None:
 
 
 def _since(value: str | None) -> str | None:
-    from episteme_core.query import check_since
+    from episteme_core.search.query import check_since
 
     return check_since(value)
 
 
 def _run_query(args: argparse.Namespace, ctx: Context) -> Outcome:
     from episteme_core.builtins.chunking import stage_override
-    from episteme_core.cli.executor import executor_spec_of
-    from episteme_core.convert import unstructure
-    from episteme_core.query import check_term, query, render
-    from episteme_core.search import Filters
+    from episteme_core.cli.executor_options import executor_spec_of
+    from episteme_core.records.convert import unstructure
+    from episteme_core.records.hits import Filters
+    from episteme_core.search.query import check_term, query, render
 
     check_term(args.term)
     shard_set = None
     if args.index is not None and (args.index == "-" or not Path(args.index).expanduser().is_dir()):
-        from episteme_core.indexers import open_index_file
+        from episteme_core.search.indexers import open_index_file
 
         shard_set = open_index_file(ctx.plugins, args.index, args.max_input_bytes, args.indexer)
     else:
@@ -96,8 +97,8 @@ def fanned_out(ctx: Context, spec: ExecutorSpec, shard_set: Any, indexer: str | 
         yield shard_set
         return
     from episteme_core.executor import running
-    from episteme_core.executor.fanout import fanned
-    from episteme_core.indexers import open_index
+    from episteme_core.search.fanout import fanned
+    from episteme_core.search.indexers import open_index
 
     with running(spec) as executor:
         yield fanned(shard_set if shard_set is not None else open_index(ctx.home, ctx.plugins, indexer),
@@ -121,8 +122,8 @@ def _configure_diff(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_diff(args: argparse.Namespace, ctx: Context) -> Outcome:
-    from episteme_core.canonical import canonical_bytes
-    from episteme_core.diff import diff_homes, render
+    from episteme_core.records.canonical import canonical_bytes
+    from episteme_core.stages.diff import diff_homes, render
     from episteme_core.store.atomic import atomic_write
 
     if args.out == "-" and not ctx.as_json:
@@ -154,7 +155,7 @@ def _configure_pipeline(parser: argparse.ArgumentParser) -> None:
     )
     from episteme_core.builtins.chunking import add_chunk_options
     from episteme_core.builtins.indexing import add_indexer_option
-    from episteme_core.cli.executor import add_executor_options
+    from episteme_core.cli.executor_options import add_executor_options
 
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--manifest", metavar="FILE",
@@ -178,7 +179,7 @@ def _configure_pipeline(parser: argparse.ArgumentParser) -> None:
 
 def _run_pipeline(args: argparse.Namespace, ctx: Context) -> Outcome:
     from episteme_core.builtins.capture import fetch_settings, manual_root
-    from episteme_core.cli.executor import executor_spec_of
+    from episteme_core.cli.executor_options import executor_spec_of
     from episteme_core.pipeline import PipelineOptions, render, run_pipeline
 
     common = {"max_input_bytes": args.max_input_bytes, "max_sources": args.max_sources,

@@ -10,11 +10,12 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from episteme_core.cli.command import Command, Outcome
 from episteme_core.hookspecs import Register, hookimpl
+from episteme_core.kernel.context import Outcome
+from episteme_core.kernel.contracts import Command
 
 if TYPE_CHECKING:
-    from episteme_core.cli.context import Context
+    from episteme_core.kernel.context import Context
     from episteme_core.serve.tools import Tool
 
 BUILTIN_TOOLS = ("ask", "query", "show", "sources", "verify")
@@ -84,7 +85,7 @@ def _run_serve(args: argparse.Namespace, ctx: Context) -> Outcome:
 
     def announce(text: str, data: dict[str, Any]) -> None:
         if ctx.as_json:
-            from episteme_core.canonical import canonical_text
+            from episteme_core.records.canonical import canonical_text
 
             event = {"type": "progress", "command": "serve", "stage": "listening", "current": 0,
                      "total": None, "status": "started", "message": data["url"]}

@@ -24,7 +24,7 @@ from episteme_core import __version__
 from episteme_core.capture.netguard import NetPolicy, refusal
 from episteme_core.capture.urls import UrlError, normalise_url
 from episteme_core.errors import EpistemeError
-from episteme_core.inputs import MIB
+from episteme_core.records.inputs import MIB
 
 if TYPE_CHECKING:
     import httpcore

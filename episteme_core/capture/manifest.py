@@ -9,9 +9,9 @@ from typing import Any
 
 import attrs
 
-from episteme_core.canonical import loads_strict
 from episteme_core.capture.urls import UrlError, normalise_url
 from episteme_core.errors import EpistemeError
+from episteme_core.records.canonical import loads_strict
 
 AUTHORITIES = ("normative", "informative")
 EXTRACTORS = ("html", "pdf", "text", "xml")
@@ -163,7 +163,7 @@ def parse_map(data: bytes, *, source: str = "map", max_sources: int = 1000) -> l
 
 def read_manifest(path: str, *, max_input_bytes: int, max_sources: int) -> list[ManifestEntry]:
     """Read (``-`` = stdin, bounded) and parse a manifest, naming it in every error."""
-    from episteme_core.inputs import read_input
+    from episteme_core.records.inputs import read_input
 
     name = "stdin" if path == "-" else path
     return parse_manifest(read_input(path, max_input_bytes), source=name, max_sources=max_sources)
@@ -171,7 +171,7 @@ def read_manifest(path: str, *, max_input_bytes: int, max_sources: int) -> list[
 
 def read_map(path: str, *, max_input_bytes: int, max_sources: int) -> list[MapEntry]:
     """Read (``-`` = stdin, bounded) and parse a manual-ingest map, naming it in every error."""
-    from episteme_core.inputs import read_input
+    from episteme_core.records.inputs import read_input
 
     name = "stdin" if path == "-" else path
     return parse_map(read_input(path, max_input_bytes), source=name, max_sources=max_sources)

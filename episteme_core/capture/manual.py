@@ -20,9 +20,9 @@ from episteme_core.capture.http import parse_content_type
 from episteme_core.capture.manifest import MapEntry
 from episteme_core.capture.run import ProgressFn, RunReport, SourceResult, WarnFn, charset_warnings, finish
 from episteme_core.errors import EpistemeError
-from episteme_core.inputs import open_regular
-from episteme_core.records import SnapshotIdentity
-from episteme_core.snapshots import SnapshotWriter, file_digest
+from episteme_core.records.inputs import open_regular
+from episteme_core.records.storage import SnapshotIdentity
+from episteme_core.stages.snapshots import SnapshotWriter, file_digest
 from episteme_core.store.home import Home
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ def read_map_of(home: Home, path: str, *, max_input_bytes: int, max_sources: int
     and the cache to hand to ``manual_ingest``. Read before taking the lock; nothing is written."""
     from episteme_core.capture.manifest import parse_map
     from episteme_core.capture.statcache import StatCache
-    from episteme_core.inputs import read_input
+    from episteme_core.records.inputs import read_input
 
     data = read_input(path, max_input_bytes)
     stats = StatCache(home, trust=not rehash)

@@ -16,10 +16,10 @@ import attrs
 
 from episteme_core.capture.http import Fetched, Fetcher, FetchSettings, parse_content_type
 from episteme_core.capture.manifest import ManifestEntry
-from episteme_core.convert import unstructure
 from episteme_core.errors import Cancelled, EpistemeError
-from episteme_core.records import SnapshotIdentity
-from episteme_core.snapshots import SnapshotWriter, make_identity
+from episteme_core.records.convert import unstructure
+from episteme_core.records.storage import SnapshotIdentity
+from episteme_core.stages.snapshots import SnapshotWriter, make_identity
 from episteme_core.store.home import Home
 
 ProgressFn = Callable[[str, int, int | None, str, str], None]
@@ -93,7 +93,7 @@ def charset_warnings(
     """
     if not charset:
         return []
-    from episteme_core.extract.text import text_codec
+    from episteme_core.text.decode import text_codec
 
     name = text_codec(charset)
     if name is None:

@@ -285,7 +285,7 @@ class StatCache:
         commit); True when written."""
         if not self._changed:
             return False
-        from episteme_core.canonical import canonical_bytes
+        from episteme_core.records.canonical import canonical_bytes
         from episteme_core.store.atomic import atomic_write
 
         files = {key: value for key, value in self._files.items() if _valid(value)}

@@ -21,13 +21,13 @@ from typing import IO, Any
 import attrs
 
 from episteme_core import __version__
-from episteme_core.canonical import canonical_text, loads_strict
 from episteme_core.capture.http import parse_content_type
 from episteme_core.capture.run import ProgressFn, RunReport, SourceResult, WarnFn, charset_warnings, finish
 from episteme_core.capture.urls import UrlError, normalise_url
 from episteme_core.errors import EpistemeError
-from episteme_core.records import SnapshotIdentity, SnapshotRecord
-from episteme_core.snapshots import SnapshotCatalog, SnapshotWriter, clean_options, read_catalog
+from episteme_core.records.canonical import canonical_text, loads_strict
+from episteme_core.records.storage import SnapshotIdentity, SnapshotRecord
+from episteme_core.stages.snapshots import SnapshotCatalog, SnapshotWriter, clean_options, read_catalog
 from episteme_core.store.home import Home
 
 H_KIND = "WARC-Episteme-Capture-Kind"

@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from episteme_core.chunk import SEPARATOR
+from episteme_core.records.evidence import SEPARATOR
 
 _SENTENCE_END = re.compile(r"[.!?。！？][\"'”’)\]]*\s")
 _SPACE = re.compile(r"\s")

@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from episteme_core.chunk import CHUNK_SCHEMA_VERSION
 from episteme_core.chunking.layout import layout, normativity_runs, windows
-from episteme_core.document import CONTENT_TRUST
 from episteme_core.errors import EpistemeError
+from episteme_core.records.evidence import CHUNK_SCHEMA_VERSION
+from episteme_core.records.trust import CONTENT_TRUST
 
 if TYPE_CHECKING:
-    from episteme_core.chunk import Chunk
+    from episteme_core.records.evidence import Chunk
     from episteme_core.store.home import Home
 
 OBJECT_SCHEMA_VERSION = "1"  # of a document's chunks object in the chunks stage
@@ -267,7 +267,7 @@ def paragraph_rows(data: dict[str, Any], max_chars: int, overlap: int, verbatim:
 
 def chunks_from_rows(rows: Sequence[str], *, source: str = "chunk") -> list[Chunk]:
     """``Chunk`` records from row texts (the record path of a chunker built on rows)."""
-    from episteme_core.chunk import chunk_from_json
+    from episteme_core.records.evidence import chunk_from_json
 
     return [chunk_from_json(json.loads(row), source=source) for row in rows]
 
@@ -301,7 +301,7 @@ def verbatim_ids(home: Home, data: dict[str, Any]) -> frozenset[str]:
 
     try:
         content = BlobStore(home.blobs_dir).get(data["sourceSha256"])
-        from episteme_core.extract.text import decode
+        from episteme_core.text.decode import decode
 
         charset = None
         for part in (data.get("contentType") or "").split(";")[1:]:

@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any
 from episteme_core.chunking.rows import RECORD_DOCUMENT_TYPE, chunks_from_rows, window_rows
 
 if TYPE_CHECKING:
-    from episteme_core.chunk import Chunk
-    from episteme_core.document import Document
+    from episteme_core.records.evidence import Chunk, Document
 
 NAME = "window"
 VERSION = "3"  # 2: the document's diagnostics and limits; 3: blocks carry the PDF bbox, chunks the language

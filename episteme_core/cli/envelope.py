@@ -53,7 +53,7 @@ def dumps(body: dict[str, Any]) -> str:
     """The envelope as one canonical JSON line; strings an encoder cannot write (a lone surrogate
     from a file name that is not UTF-8) are escaped rather than failing the whole output, and
     Unicode line separators are escaped so that the line is one line to every reader."""
-    from episteme_core.canonical import canonical_text
+    from episteme_core.records.canonical import canonical_text
 
     try:
         text = canonical_text(body)

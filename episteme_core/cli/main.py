@@ -134,7 +134,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     progress: Progress | None = None
     try:
         try:
-            from episteme_core.plugins import get_plugins
+            from episteme_core.kernel.loader import get_plugins
 
             plugins = get_plugins()
             commands = {name: c.obj for name, c in plugins.components.get("command", {}).items()}
@@ -159,7 +159,7 @@ def run(argv: Sequence[str] | None = None) -> int:
                     "code": "COMPONENT_REFUSED",
                     "message": f"plugin {plugin_name}: refused {refusal.message}",
                 })
-            from episteme_core.cli.context import Context
+            from episteme_core.kernel.context import Context
             from episteme_core.store.home import Home, resolve_home
 
             progress = Progress(args.progress, as_json, command_name)

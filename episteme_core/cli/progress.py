@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from episteme_core.canonical import canonical_text
+from episteme_core.records.canonical import canonical_text
 
 STATUSES = ("started", "completed", "retrying", "failed")
 

@@ -34,7 +34,7 @@ def render() -> str:
     os.environ["EPISTEME_LOAD_PLUGINS"] = ""
     try:
         from episteme_core.cli.main import build_parser
-        from episteme_core.plugins import get_plugins
+        from episteme_core.kernel.loader import get_plugins
 
         get_plugins.cache_clear()
         plugins = get_plugins()

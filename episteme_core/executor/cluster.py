@@ -13,7 +13,7 @@ memory-mapped, and answers every query scattered to it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import attrs
 
@@ -113,62 +113,43 @@ def check_versions(versions: dict[str, Any], address: str) -> None:
             )
 
 
+class ShardTicket(Protocol):
+    """How a worker opens a shard itself instead of receiving it pickled: what a shard's ``travel()``
+    returns (hashable and picklable, so each worker opens each shard once). An indexer's shards offer
+    it when they live in files every worker can read (the bm25 shards); ``open()`` opens it there."""
+
+    def open(self) -> Any: ...
+
+
 @attrs.frozen
-class ShardSpec:
-    """How a worker opens one bm25 shard: its file (the same path on every worker), the sha256 of its
-    header and its deleted rows, as the stage index records them."""
+class _Ticketed:
+    """A shard sent as its ticket (as opposed to a shard sent whole, pickled)."""
 
-    path: str
-    name: str
-    source: str
-    size: int
-    header_sha256: str
-    deleted: tuple[int, ...]
-
-    @classmethod
-    def of(cls, shard: Any) -> ShardSpec | None:
-        """The spec of a bm25 ``Shard`` mapped from a file; None for any other shard (a shard of an
-        index file lives in the command's memory; another indexer's travels pickled, if it can)."""
-        import mmap
-        import struct
-
-        from episteme_core.index.shardfile import MAGIC, header_sha256
-        from episteme_core.index.shards import Shard
-
-        mapped = getattr(getattr(shard, "file", None), "_map", None)
-        if type(shard) is not Shard or not isinstance(mapped, mmap.mmap):
-            return None
-        (length,) = struct.unpack_from("<Q", mapped, len(MAGIC))
-        return cls(str(shard.file.path), shard.name, shard.source, len(mapped),
-                   header_sha256(mapped[: len(MAGIC) + 8 + length]), tuple(sorted(shard.deleted)))
+    ticket: Any
 
 
-_OPEN: dict[ShardSpec, Any] = {}  # in a worker: every shard it opened, mapped once
+_OPEN: dict[Any, Any] = {}  # in a worker: every shard it opened from a ticket, opened once
 
 
-def open_spec(spec: ShardSpec | Any) -> Any:
-    """The shard ``spec`` names, opened once per worker process (memory-mapped, header verified); a
-    shard that travelled pickled is used as it is."""
-    if not isinstance(spec, ShardSpec):
-        return spec
-    shard = _OPEN.get(spec)
+def open_travelled(sent: Any) -> Any:
+    """The shard ``sent`` stands for: opened once per worker process from its ticket, or, when it
+    travelled pickled, the shard itself."""
+    if not isinstance(sent, _Ticketed):
+        return sent
+    shard = _OPEN.get(sent.ticket)
     if shard is None:
-        from pathlib import Path
-
-        from episteme_core.index.shards import Shard
-
-        shard = Shard(Path(spec.path), name=spec.name, source=spec.source, size=spec.size,
-                      header_sha256=spec.header_sha256, deleted=spec.deleted)
-        _OPEN[spec] = shard
+        shard = sent.ticket.open()
+        _OPEN[sent.ticket] = shard
     return shard
 
 
-def travelling(shard: Any) -> ShardSpec | Any | None:
-    """What is sent to a worker for ``shard``: its spec, the shard itself when it pickles, else None
-    (it is asked in this process)."""
-    spec = ShardSpec.of(shard)
-    if spec is not None:
-        return spec
+def travelling(shard: Any) -> Any | None:
+    """What is sent to a worker for ``shard``: its ticket (``shard.travel()``, when it offers one), the
+    shard itself when it pickles, else None (it is asked in this process)."""
+    travel = getattr(shard, "travel", None)
+    ticket = travel() if callable(travel) else None
+    if ticket is not None:
+        return _Ticketed(ticket)
     from episteme_core.executor.local import portable
 
     return shard if portable(shard) else None
@@ -188,7 +169,7 @@ class ShardHost:
             return
         _, (specs,) = unpacked
         try:
-            self.shards = [open_spec(spec) for spec in specs]
+            self.shards = [open_travelled(spec) for spec in specs]
         except EpistemeError as error:
             self.failure = Failure.of(error)
         except Exception as exc:
@@ -224,7 +205,7 @@ class DaskExecutor:
 
     def map(self, fn: Callable[[T], R], items: Sequence[T], *, work: Callable[[T], int] | None = None,
             min_work: int = 0) -> Iterator[R]:
-        from episteme_core.executor import batches
+        from episteme_core.executor.base import batches
 
         items = list(items)
         if not items:
@@ -342,7 +323,7 @@ class DaskExecutor:
     def _pinned(self, specs: list[Any]) -> list[tuple[Any, list[int]]]:
         """One actor per worker holding its share of ``specs`` (shard i on worker i mod N, workers in
         address order); made once per set of shards, kept while the same set is asked again."""
-        key = tuple(id(spec) if not isinstance(spec, ShardSpec) else spec for spec in specs)
+        key = tuple(spec if isinstance(spec, _Ticketed) else id(spec) for spec in specs)
         hosts = self._hosts.get(key)
         if hosts is None:
             workers = sorted(self.client.scheduler_info().get("workers") or {})
@@ -365,4 +346,5 @@ class DaskExecutor:
         self.client.close()
 
 
-__all__ = ["DaskExecutor", "ShardHost", "ShardSpec", "check_versions", "connect", "open_spec", "travelling"]
+__all__ = ["DaskExecutor", "ShardHost", "ShardTicket", "check_versions", "connect", "open_travelled",
+           "travelling"]

@@ -25,7 +25,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 AHEAD = 3  # batches in flight per worker
-PRELOAD = ["episteme_core.executor.worker", "episteme_core.store.stage", "episteme_core.canonical"]
+PRELOAD = ["episteme_core.executor.worker", "episteme_core.store.commits", "episteme_core.records.canonical"]
 
 
 def portable(*objects: Any) -> bool:
@@ -62,12 +62,12 @@ class LocalExecutor:
             return False
         if self.explicit:
             return True
-        from episteme_core.executor import total
+        from episteme_core.executor.base import total
 
         return total(items, work) >= min_work
 
     def _map(self, fn: Callable[[T], R], items: list[T], work: Callable[[T], int] | None) -> Iterator[R]:
-        from episteme_core.executor import batches as cut
+        from episteme_core.executor.base import batches as cut
         from episteme_core.store.atomic import syncing_later
 
         batches = cut(items, self.workers, work)

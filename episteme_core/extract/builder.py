@@ -19,7 +19,8 @@ from typing import Any
 
 import attrs
 
-from episteme_core.document import (
+from episteme_core.extract.family import rules_of
+from episteme_core.records.evidence import (
     BBox,
     Block,
     Diagnostic,
@@ -30,7 +31,7 @@ from episteme_core.document import (
     provenance,
     seal,
 )
-from episteme_core.extract.api import ExtractRequest, rules_of
+from episteme_core.records.extraction import ExtractRequest
 
 MAX_BLOCKS = 100_000
 MAX_SECTIONS = 10_000  # later headings stay blocks of the last section (each section is a chunk or more)

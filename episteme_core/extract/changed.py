@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from episteme_core.canonical import canonical_bytes
+from episteme_core.records.canonical import canonical_bytes
 from episteme_core.store.home import Home
 
 _OBJECT = re.compile(r"objects/[0-9a-f]{2}/[0-9a-f]{64}\.json")
@@ -99,7 +99,7 @@ def write_base(home: Home, documents: str, snapshots: str, buckets: list[list[st
 
 def bucket_names(catalog: Any) -> list[list[str]] | None:
     """[sha256, names digest] per bucket of a bucketed snapshots catalog read in full; else None."""
-    from episteme_core.store.stage import LazyStageIndex, bucket_of
+    from episteme_core.store.commits import LazyStageIndex, bucket_of
 
     index = catalog.index
     if not isinstance(index, LazyStageIndex) or "sources" not in index.keyed:
@@ -123,7 +123,7 @@ def changed_buckets(home: Home, catalog: Any, documents: str) -> tuple[dict[str,
     """(the note, the snapshots buckets changed since it) when the documents commit is the noted one
     and the bucket layout is the same; else None. (However many changed: the work is the changed
     buckets' either way, and a run that changed every bucket reads what the full way reads.)"""
-    from episteme_core.store.stage import LazyStageIndex
+    from episteme_core.store.commits import LazyStageIndex
 
     index = catalog.index
     note = read_base(home)

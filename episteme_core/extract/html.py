@@ -14,10 +14,10 @@ from typing import Any
 
 import attrs
 
-from episteme_core.document import Document
-from episteme_core.extract.api import ExtractRequest
 from episteme_core.extract.builder import DocumentBuilder
-from episteme_core.gcpause import paused_cycle_gc
+from episteme_core.records.evidence import Document
+from episteme_core.records.extraction import ExtractRequest
+from episteme_core.records.gcpause import paused_cycle_gc
 
 NEVER_TEXT = frozenset({"script", "style", "template", "noscript", "head", "svg", "math", "iframe",
                         "object", "embed", "canvas", "button", "select", "input", "textarea"})
@@ -736,7 +736,7 @@ def _decoded(content: bytes, charset: str | None, parsed_as: str | None) -> str 
     the bytes in another encoding (a ``<meta charset>`` the snapshot did not declare): no spans."""
     import codecs
 
-    from episteme_core.extract.text import decode, encoding_for
+    from episteme_core.text.decode import decode, encoding_for
 
     try:
         same = parsed_as is not None and codecs.lookup(parsed_as).name == encoding_for(content, charset)

@@ -24,10 +24,13 @@ from typing import Any
 
 import attrs
 
-from episteme_core.document import Document
-from episteme_core.extract.api import ExtractRequest
 from episteme_core.extract.builder import DocumentBuilder
-from episteme_core.extract.pdf_bounds import DEFAULT_MAX_OBJECTS, PageDeadline, PageTooComplex, bounded_layout
+from episteme_core.extract.pdf_bounds import (
+    DEFAULT_MAX_OBJECTS,
+    PageDeadline,
+    PageTooComplex,
+    bounded_layout,
+)
 from episteme_core.extract.pdf_guard import (
     StreamDeadline,
     StreamTooLarge,
@@ -37,6 +40,8 @@ from episteme_core.extract.pdf_guard import (
 )
 from episteme_core.extract.pdf_headings import HeadingLevels, classify, font_family, is_bold, split_number
 from episteme_core.extract.pdf_tables import FoundTable, find_tables, unplaced
+from episteme_core.records.evidence import Document
+from episteme_core.records.extraction import ExtractRequest
 
 DEFAULT_MAX_PAGES = 2000
 DEFAULT_TIME_LIMIT_S = 300.0

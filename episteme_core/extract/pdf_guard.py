@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from episteme_core.errors import Cancelled, cancel_requested
-from episteme_core.inputs import MIB
+from episteme_core.records.inputs import MIB
 
 DEFAULT_MAX_STREAM_BYTES = 32 * MIB
 DEFAULT_MAX_TOTAL_BYTES = 192 * MIB

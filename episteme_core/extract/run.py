@@ -16,16 +16,16 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from episteme_core.canonical import sha256_hex
-from episteme_core.document import Document
 from episteme_core.errors import Cancelled, EpistemeError, cancel_requested, clear_cancel
-from episteme_core.extract.api import ExtractRequest
-from episteme_core.records import SnapshotRecord
+from episteme_core.records.canonical import sha256_hex
+from episteme_core.records.evidence import Document
+from episteme_core.records.extraction import ExtractRequest
+from episteme_core.records.storage import SnapshotRecord
 from episteme_core.store.home import Home
 
 if TYPE_CHECKING:
-    from episteme_core.executor import Executor
-    from episteme_core.snapshots import SnapshotCatalog
+    from episteme_core.executor.base import Executor
+    from episteme_core.stages.snapshots import SnapshotCatalog
 
 GENERIC = "generic"
 
@@ -51,7 +51,7 @@ Warn = Callable[..., None]
 
 def _for_type(plugins: Any, mtype: str, warn: Warn | None) -> Any | None:
     """The extractor of highest priority registered for ``mtype`` (``+xml`` types: xml), or None."""
-    from episteme_core.components import choose
+    from episteme_core.kernel.contracts import choose
 
     if not mtype:
         return None
@@ -77,7 +77,7 @@ def choose_extractor(plugins: Any, wanted: str | None, record: SnapshotRecord, c
 def choose_family(plugins: Any, wanted: str | None, url: str, warn: Warn | None = None) -> Any:
     """The manifest's family (unknown: ``INVALID_INPUT``), else the URL match of highest priority,
     else generic."""
-    from episteme_core.components import choose
+    from episteme_core.kernel.contracts import choose
 
     if wanted:
         return plugins.get("family", wanted)
@@ -114,7 +114,7 @@ def plan_source(catalog: Any, plugins: Any, source: str, *, extractor: str | Non
 def plan(home: Home, plugins: Any, sources: Sequence[str] | None, *, extractor: str | None = None,
          warn: Warn | None = None) -> tuple[Any, list[Planned]]:
     """Resolve every source's latest snapshot, extractor and family before doing any work."""
-    from episteme_core.snapshots import read_catalog
+    from episteme_core.stages.snapshots import read_catalog
 
     catalog = read_catalog(home)
     targets = list(dict.fromkeys(sources)) if sources else catalog.sources()
@@ -127,9 +127,9 @@ def signature(plugins: Any, extractor: str | None, options: dict[str, Any]) -> s
     document: the extractors and families there are to choose from (name, version, priority, what
     each claims; a family's rules), ``--extractor``, the options and this episteme's version."""
     from episteme_core import __version__
-    from episteme_core.canonical import fingerprint
-    from episteme_core.components import priority
-    from episteme_core.extract.api import rules_of
+    from episteme_core.extract.family import rules_of
+    from episteme_core.kernel.contracts import priority
+    from episteme_core.records.canonical import fingerprint
 
     return fingerprint({
         "extractors": [[e.name, str(getattr(e, "version", "")), priority(e),
@@ -260,11 +260,11 @@ def extract_sources(
     Memory: only each document's summary comes back (no sections); read the committed ones
     with ``documents.read_documents``.
     """
-    from episteme_core.components import warn_once
-    from episteme_core.documents import commit_documents, documents_stage, source_records
     from episteme_core.extract.changed import note_full_run
-    from episteme_core.snapshots import latest_of_head, note_latest_of_head, read_catalog
-    from episteme_core.store.stage import entry_count, head_meta
+    from episteme_core.kernel.contracts import warn_once
+    from episteme_core.stages.documents import commit_documents, documents_stage, source_records
+    from episteme_core.stages.snapshots import latest_of_head, note_latest_of_head, read_catalog
+    from episteme_core.store.commits import entry_count, head_meta
 
     clear_cancel()
     options = dict(options or {})
@@ -375,7 +375,7 @@ def _run_tasks(home: Home, stage: Any, executor: Executor | None, options: dict[
                tasks: list[ExtractTask], each: Callable[[ExtractTask, Extracted], None]) -> None:
     """Extract ``tasks`` on ``executor`` (default: this process), ``each`` told of every result in
     task order; an object a failed run wrote afresh is removed."""
-    from episteme_core.executor import SERIAL, cleaning_up
+    from episteme_core.executor.base import SERIAL, cleaning_up
 
     created: list[Any] = []  # objects this run wrote that did not exist: removed if it fails
     runner = executor or SERIAL
@@ -392,9 +392,9 @@ def _run_tasks(home: Home, stage: Any, executor: Executor | None, options: dict[
             path.unlink(missing_ok=True)
         raise
     if tasks and runner is not SERIAL:
-        from episteme_core.chunking import note_written
+        from episteme_core.store.atomic import sync_after_rename
 
-        note_written(stage.dir)
+        sync_after_rename(stage.dir)  # what workers wrote, durable before the commit names it
 
 
 def _extract_changed(home: Home, plugins: Any, catalog: SnapshotCatalog, stage: Any, previous: Any,
@@ -405,8 +405,8 @@ def _extract_changed(home: Home, plugins: Any, catalog: SnapshotCatalog, stage: 
     ``extract.changed``) and commit only their documents buckets; the commit and the run record a
     full run would leave. None when the note, the record or the layout does not allow it."""
     from episteme_core.extract import changed as delta
-    from episteme_core.snapshots import note_latest_of_head
-    from episteme_core.store.stage import LazyStageIndex, bucket_of
+    from episteme_core.stages.snapshots import note_latest_of_head
+    from episteme_core.store.commits import LazyStageIndex, bucket_of
 
     if (not isinstance(previous, LazyStageIndex) or previous.keyed != ("sources",)
             or previous.keyed_counts is None or before.get("transient") != 0):
@@ -612,7 +612,7 @@ def snapshot_bytes(home: Home, record: SnapshotRecord) -> bytes:
 
 def extract_one(job: ExtractJob, task: ExtractTask) -> Extracted:
     """Read one snapshot's bytes (verified), extract it and write the document object."""
-    from episteme_core.documents import documents_stage
+    from episteme_core.stages.documents import documents_stage
 
     item, chosen = task.item, task.extractor
     content = snapshot_bytes(job.home, item.record)

@@ -8,63 +8,17 @@ themselves (``structure_text``: the rfc family reads paginated RFCs).
 
 from __future__ import annotations
 
-import codecs
 import re
 from collections.abc import Iterator
 
-from episteme_core.document import Document
-from episteme_core.extract.api import ExtractRequest
 from episteme_core.extract.builder import DocumentBuilder
+from episteme_core.records.evidence import Document
+from episteme_core.records.extraction import ExtractRequest
+from episteme_core.text.decode import decode
 
 _BLANK = re.compile(r"\n[ \t\f\v]*\n(?:[ \t\f\v]*\n)*")
 _ATX = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
-
-
-def encoding_for(content: bytes, charset: str | None) -> str:
-    """The codec ``decode`` uses: a BOM's, else the charset's (known to Python), else UTF-8."""
-    if content.startswith(codecs.BOM_UTF8):
-        return "utf-8"
-    if content.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return "utf-16"
-    if charset:
-        name = text_codec(charset)
-        if name is not None:
-            return name
-    return "utf-8"
-
-
-def text_codec(charset: str) -> str | None:
-    """Python's name for ``charset`` when it decodes bytes to text; None for an unknown name and
-    for codecs that are not text encodings (``base64``, ``rot13``, ``hex``, ...)."""
-    try:
-        name = codecs.lookup(charset).name
-        b"x".decode(name, "replace")  # a bytes-to-bytes codec refuses (empty input would not)
-    except (LookupError, TypeError, ValueError):
-        return None
-    return name
-
-
-def decode(content: bytes, charset: str | None, builder: DocumentBuilder | None = None) -> str:
-    """Bytes to normalised text (BOM dropped, CRLF/CR to LF); undecodable bytes are replaced."""
-    encoding = encoding_for(content, charset)
-    if content.startswith(codecs.BOM_UTF8):
-        content = content[len(codecs.BOM_UTF8):]
-    elif charset and encoding != "utf-16" and builder is not None and text_codec(charset) is None:
-        builder.diagnose("UNKNOWN_CHARSET", "warning", f'unknown charset "{charset}", decoded as UTF-8')
-    try:
-        text = content.decode(encoding)
-    except UnicodeDecodeError as exc:
-        text = content.decode(encoding, errors="replace")
-        if builder is not None:
-            builder.diagnose(
-                "INVALID_ENCODING", "error",
-                f"bytes that are not valid {encoding} (first at byte {exc.start}) were replaced "
-                "with U+FFFD",
-            )
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def paragraphs(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from episteme_core.document import Document
-from episteme_core.extract.api import ExtractRequest
 from episteme_core.extract.builder import DocumentBuilder
-from episteme_core.extract.text import decode
+from episteme_core.records.evidence import Document
+from episteme_core.records.extraction import ExtractRequest
+from episteme_core.text.decode import decode
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_DEPTH = 256

@@ -11,9 +11,8 @@ from typing import Any
 
 import attrs
 
-from episteme_core.canonical import sha256_hex
 from episteme_core.errors import EpistemeError
-from episteme_core.personal.defaults import BOOK_MAX_BYTES
+from episteme_core.personal.limits import BOOK_MAX_BYTES
 from episteme_core.personal.model import (
     Paragraph,
     Record,
@@ -22,7 +21,7 @@ from episteme_core.personal.model import (
     from_timestamp,
     parse_time,
 )
-from episteme_core.personal.text import (
+from episteme_core.personal.plaintext import (
     decode_text,
     fs_segment,
     fs_text,
@@ -32,6 +31,7 @@ from episteme_core.personal.text import (
     parse_front_matter,
     split_paragraphs,
 )
+from episteme_core.records.canonical import sha256_hex
 
 SOURCE = "books"
 TEXT_SUFFIXES = (".txt", ".text")

@@ -18,17 +18,11 @@ from typing import Any, BinaryIO
 
 import attrs
 
-from episteme_core.canonical import canonical_text
 from episteme_core.errors import EpistemeError
-from episteme_core.personal.defaults import CLAUDE_MAX_BYTES, CLAUDE_MAX_LINE_BYTES, CLAUDE_PROJECTS
-from episteme_core.personal.model import (
-    Paragraph,
-    Record,
-    build_record,
-    from_timestamp,
-    parse_time,
-)
-from episteme_core.personal.text import fs_segment, fs_text, name_is_utf8
+from episteme_core.personal.limits import CLAUDE_MAX_BYTES, CLAUDE_MAX_LINE_BYTES, CLAUDE_PROJECTS
+from episteme_core.personal.model import Paragraph, Record, build_record, from_timestamp, parse_time
+from episteme_core.personal.plaintext import fs_segment, fs_text, name_is_utf8
+from episteme_core.records.canonical import canonical_text
 
 SOURCE = "claude"
 DEFAULT_PROJECTS = CLAUDE_PROJECTS

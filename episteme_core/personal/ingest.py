@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from episteme_core.personal.model import Record
-from episteme_core.personal.store import Merge, save_records
+from episteme_core.personal.stored import Merge, save_records
 
 if TYPE_CHECKING:
-    from episteme_core.context import RunContext
+    from episteme_core.kernel.context import RunContext
     from episteme_core.store.home import Home
 
 

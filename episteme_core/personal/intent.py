@@ -8,10 +8,10 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from episteme_core.canonical import sha256_hex
 from episteme_core.errors import EpistemeError
 from episteme_core.personal.model import Paragraph, Record, build_record, from_timestamp, parse_time
-from episteme_core.personal.text import decode_text, normalise_newlines, parse_front_matter
+from episteme_core.personal.plaintext import decode_text, normalise_newlines, parse_front_matter
+from episteme_core.records.canonical import sha256_hex
 
 SOURCE = "intent"
 RECORD_ID = "intent"

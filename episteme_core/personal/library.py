@@ -7,12 +7,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from episteme_core.errors import EpistemeError
-from episteme_core.personal.model import CONTENT_TRUST, Paragraph, Record, check_record_id
-from episteme_core.personal.store import is_record, load_record
+from episteme_core.personal.model import Paragraph, Record, check_record_id
+from episteme_core.personal.stored import is_record, load_record
+from episteme_core.records.trust import CONTENT_TRUST
 
 if TYPE_CHECKING:
-    from episteme_core.records import SnapshotRecord
-    from episteme_core.snapshots import SnapshotCatalog
+    from episteme_core.records.storage import SnapshotRecord
+    from episteme_core.stages.snapshots import SnapshotCatalog
     from episteme_core.store.home import Home
 
 STALE_HINT = "run episteme ingest"
@@ -26,8 +27,8 @@ def list_sources(home: Home, warn: Callable[..., None] | None = None) -> dict[st
     """Each capture kind in the store: records, paragraphs, bytes, time span, shards, behind.
 
     With ``warn``, sources whose shards are behind the log are also reported as ``SHARDS_BEHIND``."""
-    from episteme_core.personal.shards import shard_status
-    from episteme_core.snapshots import read_catalog
+    from episteme_core.personal.shard_status import shard_status
+    from episteme_core.stages.snapshots import read_catalog
     from episteme_core.store.log import Log
 
     catalog = read_catalog(home)
@@ -96,7 +97,7 @@ def _summary(catalog: SnapshotCatalog, snapshot: SnapshotRecord) -> dict[str, An
     keys = ("paragraphs", "markedParagraphs", "firstTime", "lastTime")
     if all(key in attributes for key in keys):
         return {key: attributes[key] for key in keys}
-    from episteme_core.personal.store import summary_attributes
+    from episteme_core.personal.stored import summary_attributes
 
     return summary_attributes(load_record(catalog, snapshot))
 
@@ -146,8 +147,8 @@ def show(
     home: Home, reference: str, *, snapshot: str | None = None, stale_ok: bool = False
 ) -> dict[str, Any]:
     """The record ``ID`` (or paragraph ``ID#N``) verbatim with its citation; refuses stale shards."""
-    from episteme_core.personal.shards import shard_status
-    from episteme_core.snapshots import read_catalog
+    from episteme_core.personal.shard_status import shard_status
+    from episteme_core.stages.snapshots import read_catalog
 
     record_id, n = parse_reference(reference)
     catalog = read_catalog(home)
@@ -209,14 +210,14 @@ def show(
 
 
 def _record_json(record: Record) -> dict[str, Any]:
-    from episteme_core.convert import unstructure
+    from episteme_core.records.convert import unstructure
 
     data: dict[str, Any] = unstructure(record)
     return data
 
 
 def _paragraph_json(paragraph: Paragraph) -> dict[str, Any]:
-    from episteme_core.convert import unstructure
+    from episteme_core.records.convert import unstructure
 
     data: dict[str, Any] = unstructure(paragraph)
     data["marked"] = paragraph.marked

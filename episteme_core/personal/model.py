@@ -8,11 +8,9 @@ from typing import Any
 
 import attrs
 
-from episteme_core.canonical import canonical_bytes, loads_strict
 from episteme_core.errors import EpistemeError
-from episteme_core.personal.defaults import RECORD_CONTENT_TYPE as RECORD_CONTENT_TYPE
-from episteme_core.trust import CONTENT_TRUST as CONTENT_TRUST  # one label for all source text
-from episteme_core.trust import MARKED_KINDS as MARKED_KINDS
+from episteme_core.records.canonical import canonical_bytes, loads_strict
+from episteme_core.records.trust import CONTENT_TRUST, MARKED_KINDS
 
 RECORD_SCHEMA_VERSION = "1"
 MAX_ID_CHARS = 1024
@@ -52,7 +50,7 @@ class Record:
 
     def to_bytes(self) -> bytes:
         """The canonical bytes stored as the snapshot's content."""
-        from episteme_core.convert import unstructure
+        from episteme_core.records.convert import unstructure
 
         return canonical_bytes(unstructure(self))
 
@@ -72,7 +70,7 @@ class Record:
 
 def record_from_bytes(data: bytes, *, source: str) -> Record:
     """Parse stored record bytes; anything but a valid record is ``INVALID_INPUT`` naming ``source``."""
-    from episteme_core.convert import structure
+    from episteme_core.records.convert import structure
 
     return structure(loads_strict(data, source=source), Record, source=source)
 

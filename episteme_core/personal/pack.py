@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any
 from episteme_core.errors import EpistemeError
 
 if TYPE_CHECKING:
-    from episteme_core.context import RunContext
+    from episteme_core.kernel.context import RunContext
     from episteme_core.store.home import Home
 
 def _chunk_options(home: Home) -> tuple[int, int]:
     """The options the chunks were last cut with (so a pack never re-cuts everything), else defaults."""
-    from episteme_core.chunking import chunks_stage
-    from episteme_core.defaults import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
+    from episteme_core.kernel.defaults import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
+    from episteme_core.stages.chunks import chunks_stage
 
     index = chunks_stage(home).read_index()
     options = (index.meta.get("options") if index else None) or {}
@@ -35,7 +35,7 @@ def pack_stages(ctx: RunContext, *, reshard: bool = False) -> dict[str, Any]:
     A failing step is reported (``status`` failed, a ``PACK_FAILED`` warning) rather than raised:
     the captures before it are committed and stay; ``sources`` then shows the shards behind.
     """
-    from episteme_core.snapshots import read_catalog
+    from episteme_core.stages.snapshots import read_catalog
 
     home = ctx.home
     if len(read_catalog(home)) == 0:
@@ -56,7 +56,7 @@ def pack_stages(ctx: RunContext, *, reshard: bool = False) -> dict[str, Any]:
             for warning in document.warnings:
                 ctx.warn("EXTRACTION_WARNING", f"{document.source}: {warning}", source=document.source)
         step = "chunk"
-        from episteme_core.chunking import chunk_home
+        from episteme_core.chunking.run import chunk_home
 
         max_chars, overlap = _chunk_options(home)
         chunks = chunk_home(home, ctx.plugins.all("chunker"), max_chars=max_chars, overlap_chars=overlap,
@@ -64,7 +64,7 @@ def pack_stages(ctx: RunContext, *, reshard: bool = False) -> dict[str, Any]:
         report["chunks"] = chunks.chunks
         report["chunkedDocuments"] = chunks.chunked
         step = "index"
-        from episteme_core.indexers import build_index, report_data
+        from episteme_core.search.indexers import build_index, report_data
 
         shards = report_data(build_index(ctx, reshard=reshard))
         report["shards"] = shards.get("shards")

@@ -11,9 +11,9 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from episteme_core import defaults
 from episteme_core.ask import run as ask_run
 from episteme_core.errors import EpistemeError
+from episteme_core.kernel import defaults
 from episteme_core.serve.tools import Tool, ToolCall
 
 LABEL_CHARS = 256  # family, document type, reader, snapshot id: short names
@@ -48,7 +48,7 @@ def _sources(description: str) -> dict[str, Any]:
 
 
 def _query_schema() -> dict[str, Any]:
-    from episteme_core import query as q
+    from episteme_core.search import query as q
 
     return _object({
         "term": _text("the words to look for", max_length=q.MAX_TERM_CHARS, min_length=1),
@@ -71,9 +71,9 @@ def _query_schema() -> dict[str, Any]:
 
 def run_query(arguments: dict[str, Any], call: ToolCall) -> dict[str, Any]:
     """``episteme query``: ranked, cited snippets from the server's open shards."""
-    from episteme_core.convert import unstructure
-    from episteme_core.query import check_since, check_term, query
-    from episteme_core.search import Filters
+    from episteme_core.records.convert import unstructure
+    from episteme_core.records.hits import Filters
+    from episteme_core.search.query import check_since, check_term, query
 
     term = check_term(arguments["term"])
     sources = arguments.get("source")
@@ -112,7 +112,7 @@ def _ask_schema() -> dict[str, Any]:
 
 def run_ask(arguments: dict[str, Any], call: ToolCall) -> dict[str, Any]:
     """``episteme ask``: the sources' own paragraphs that bear on a question, verbatim and cited."""
-    from episteme_core.convert import unstructure
+    from episteme_core.records.convert import unstructure
 
     chosen = arguments.get("filter")
     since = arguments.get("since")
@@ -125,7 +125,7 @@ def run_ask(arguments: dict[str, Any], call: ToolCall) -> dict[str, Any]:
         candidates=arguments.get("candidates", ask_run.DEFAULT_CANDIDATES),
         include_marked=arguments.get("includeMarked", False),
     )
-    from episteme_core.indexers import warn_in_flight
+    from episteme_core.search.indexers import warn_in_flight
 
     try:
         shards: Any = call.shard_set()
@@ -169,7 +169,7 @@ def run_sources(arguments: dict[str, Any], call: ToolCall) -> dict[str, Any]:
 
 def run_verify(arguments: dict[str, Any], call: ToolCall) -> dict[str, Any]:
     """``episteme verify``: every hash, index, log line and lock of the home; every problem listed."""
-    from episteme_core.convert import unstructure
+    from episteme_core.records.convert import unstructure
     from episteme_core.store.verify import check_home
 
     data: dict[str, Any] = unstructure(check_home(call.home, call.warn))

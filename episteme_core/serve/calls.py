@@ -17,8 +17,8 @@ from episteme_core.errors import EpistemeError
 from episteme_core.serve.tools import ToolCall, ToolLike
 
 if TYPE_CHECKING:
-    from episteme_core.components import SearchableShards
-    from episteme_core.plugins import Plugins
+    from episteme_core.kernel.contracts import SearchableShards
+    from episteme_core.kernel.registry import Plugins
     from episteme_core.store.home import Home
 
 log = logging.getLogger("episteme.serve")
@@ -110,7 +110,7 @@ class Caller:
 
     def call(self, name: str, arguments: Any) -> Reply:
         """Run tool ``name`` (which must exist) and turn what happens into a ``Reply``."""
-        from episteme_core.canonical import canonical_text
+        from episteme_core.records.canonical import canonical_text
 
         call = ToolCall(home=self.home, plugins=self.plugins, open_shards=self.open_shards)
         try:

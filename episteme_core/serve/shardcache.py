@@ -1,7 +1,7 @@
 """The server's open shards: opened once, reopened when a commit changes them, never two commits mixed.
 
 The shards are opened by the home's indexer (``config.json``'s ``indexer``, else bm25) through
-``episteme_core.indexers``, and kept under the indexer's generation token: for indexers that commit
+``episteme_core.search.indexers``, and kept under the indexer's generation token: for indexers that commit
 to the shards stage, the identity of the shards index, the chunks index, the log and the writer lock
 (and whether the lock's holder lives). When the token changes, the next call opens the committed set
 anew, with the CLI's checks: stale shards are refused as the CLI refuses them, and while a writer is
@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from episteme_core.errors import EpistemeError
 
 if TYPE_CHECKING:
-    from episteme_core.components import SearchableShards
-    from episteme_core.plugins import Plugins
+    from episteme_core.kernel.contracts import SearchableShards
+    from episteme_core.kernel.registry import Plugins
     from episteme_core.store.home import Home
 
 OPEN_ATTEMPTS = 3
@@ -29,10 +29,10 @@ class ShardCache:
     """The home's fresh shards, shared by concurrent calls (thread-safe)."""
 
     def __init__(self, home: Home, plugins: Plugins | None = None, indexer: str | None = None) -> None:
-        from episteme_core.indexers import opener
+        from episteme_core.search.indexers import opener
 
         if plugins is None:
-            from episteme_core.plugins import get_plugins
+            from episteme_core.kernel.loader import get_plugins
 
             plugins = get_plugins()
         self.home = home

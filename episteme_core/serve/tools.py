@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 if TYPE_CHECKING:
-    from episteme_core.components import SearchableShards
-    from episteme_core.plugins import Plugins
+    from episteme_core.kernel.contracts import SearchableShards
+    from episteme_core.kernel.registry import Plugins
     from episteme_core.store.home import Home
 
 ToolFunction = Callable[[dict[str, Any], "ToolCall"], dict[str, Any]]

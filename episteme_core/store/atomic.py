@@ -182,7 +182,7 @@ def sweep_temp_files(directories: Iterable[Path]) -> int:
     Call only while holding the writer lock. A temp file whose process still runs (a reader writing
     an export next to the store, say) is left alone; so is everything that is not a temp file.
     """
-    from episteme_core.store.lock import pid_is_alive
+    from episteme_core.store.processes import pid_is_alive
 
     removed = 0
     me = os.getpid()

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from episteme_core.canonical import sha256_hex
 from episteme_core.errors import EpistemeError
+from episteme_core.records.canonical import sha256_hex
 from episteme_core.store.atomic import atomic_write
 
 

@@ -71,8 +71,8 @@ class Home:
 
     def config(self) -> dict[str, Any]:
         """The home's ``config.json`` as strict JSON (empty when absent)."""
-        from episteme_core.canonical import loads_strict
-        from episteme_core.inputs import read_input
+        from episteme_core.records.canonical import loads_strict
+        from episteme_core.records.inputs import read_input
 
         if not self.config_path.exists():
             return {}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from episteme_core.canonical import canonical_bytes
+from episteme_core.records.canonical import canonical_bytes
 from episteme_core.store.atomic import atomic_write
 from episteme_core.store.home import STAGES, Home
 

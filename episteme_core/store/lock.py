@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import socket
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -14,35 +13,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import NoReturn
 
-from episteme_core.canonical import canonical_bytes, loads_strict
-from episteme_core.convert import structure, unstructure
 from episteme_core.errors import EpistemeError, clear_cancel
-from episteme_core.records import LockOwner
+from episteme_core.records.canonical import canonical_bytes, loads_strict
+from episteme_core.records.convert import structure, unstructure
+from episteme_core.records.storage import LockOwner
 from episteme_core.store.atomic import fsync_dir
+from episteme_core.store.processes import hostname
 
 Warn = Callable[[str, str], None]
-
-
-def pid_is_alive(pid: int) -> bool:
-    """True when ``pid`` names a running (not zombie) process on this host."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        state = stat.rsplit(")", 1)[1].split()[0]
-        return state not in ("Z", "X")
-    except (OSError, IndexError):
-        return True
-
-
-def hostname() -> str:
-    return os.environ.get("HOSTNAME") or socket.gethostname()
 
 
 def read_owner(path: Path) -> LockOwner | None:

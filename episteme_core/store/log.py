@@ -7,9 +7,9 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from episteme_core.canonical import canonical_bytes, loads_strict
-from episteme_core.convert import structure, unstructure
-from episteme_core.records import LogEntry
+from episteme_core.records.canonical import canonical_bytes, loads_strict
+from episteme_core.records.convert import structure, unstructure
+from episteme_core.records.storage import LogEntry
 from episteme_core.store.atomic import flush_pending
 from episteme_core.store.faults import fault
 

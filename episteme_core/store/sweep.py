@@ -43,7 +43,7 @@ def recover_home(home: Home) -> None:
     committed stage's objects folder walked; a stage whose index cannot be read is left for
     ``verify`` to report)."""
     from episteme_core.errors import EpistemeError
-    from episteme_core.store.stage import Stage
+    from episteme_core.store.commits import Stage
 
     sweep_home(home)
     for name in STAGES:

@@ -7,15 +7,16 @@ from typing import Any
 
 import attrs
 
-from episteme_core.canonical import loads_strict, sha256_hex
-from episteme_core.convert import structure
 from episteme_core.errors import EpistemeError
-from episteme_core.records import LogEntry, Problem, SnapshotRecord
+from episteme_core.records.canonical import loads_strict, sha256_hex
+from episteme_core.records.convert import structure
+from episteme_core.records.storage import LogEntry, Problem, SnapshotRecord
 from episteme_core.store.atomic import is_temp_file
 from episteme_core.store.blobs import BlobStore
+from episteme_core.store.commits import Stage
 from episteme_core.store.home import STAGES, Home
-from episteme_core.store.lock import hostname, pid_is_alive, read_owner
-from episteme_core.store.stage import Stage
+from episteme_core.store.lock import read_owner
+from episteme_core.store.processes import hostname, pid_is_alive
 from episteme_core.store.sweep import leftover_temp_files
 
 
@@ -59,7 +60,7 @@ def verify_home(home: Home) -> VerifyReport:
 def check_home(home: Home, warn: Callable[[str, str], None]) -> VerifyReport:
     """``verify_home`` as ``episteme verify`` (and its MCP tool) report it: each note through ``warn``,
     and ``INVALID_INPUT`` listing every problem when there is one."""
-    from episteme_core.convert import unstructure
+    from episteme_core.records.convert import unstructure
 
     report = verify_home(home)
     for note in report.notes:

@@ -10,9 +10,9 @@ import pytest
 from episteme_core.ask.memory import MemoryShard
 from episteme_core.ask.reference_server import ReferenceServer
 from episteme_core.ask.run import AskOptions, ask, parse_filter, parse_since
-from episteme_core.convert import unstructure
 from episteme_core.errors import EpistemeError
-from episteme_core.plugins import load_plugins
+from episteme_core.kernel.loader import load_plugins
+from episteme_core.records.convert import unstructure
 from episteme_core.store.home import Home
 from episteme_core.testing import validate
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from episteme_core.ask.bm25 import Bm25Reader, default_bm25
+from episteme_core.ask.bm25_reader import Bm25Reader, default_bm25
 from episteme_core.ask.memory import MemoryChunk, MemoryShard
-from episteme_core.ask.reader import Candidate, ReaderSpec, ReadRequest
 from episteme_core.ask.run import coverage_function
+from episteme_core.records.reading import Candidate, ReaderSpec, ReadRequest
 
 
 def test_top_and_ratio() -> None:

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from episteme_core import evaluation as ev
+from episteme_core.ask import metrics as ev
 
 
 def test_perfect_and_empty() -> None:

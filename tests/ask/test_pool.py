@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from episteme_core.ask.http import HttpReader
+from episteme_core.ask.http_reader import HttpReader
 from episteme_core.ask.pool import Pool
-from episteme_core.ask.reader import Candidate, ReaderSpec, ReadRequest
 from episteme_core.ask.reference_server import ReferenceServer
+from episteme_core.records.reading import Candidate, ReaderSpec, ReadRequest
 
 from .conftest import Warnings
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from episteme_core.ask import protocol
-from episteme_core.ask.reader import Candidate, ReadRequest
+from episteme_core.records.reading import Candidate, ReadRequest
 
 
 def request() -> ReadRequest:

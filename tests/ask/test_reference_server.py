@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from episteme_core.ask import protocol
-from episteme_core.ask.reader import Candidate, ReadRequest
 from episteme_core.ask.reference_server import ReferenceServer, choose, parse_prompt
+from episteme_core.records.reading import Candidate, ReadRequest
 
 
 def body(question: str = "white whale") -> dict[str, object]:

@@ -10,8 +10,8 @@ import pytest
 from episteme_core.ask.candidates import candidates_of
 from episteme_core.ask.memory import MemoryChunk, MemoryShard
 from episteme_core.ask.run import AskOptions, ask
-from episteme_core.convert import unstructure
-from episteme_core.plugins import load_plugins
+from episteme_core.kernel.loader import load_plugins
+from episteme_core.records.convert import unstructure
 from episteme_core.store.home import Home
 from episteme_core.testing import invoke, validate
 
@@ -87,8 +87,8 @@ def test_budget_takes_whole_paragraphs_of_runs_in_priority_order(tmp_path: Path)
 def test_candidates_are_reranked_by_proximity_as_query_ranks() -> None:
     """Two passages with the same words score alike; the one where they sit together comes first,
     its score raised by the proximity bonus (``index.proximity``)."""
-    from episteme_core.index.analyzer import words
-    from episteme_core.index.proximity import bonus
+    from episteme_core.search.proximity import bonus
+    from episteme_core.text.analyzer import words
 
     spread = MemoryChunk("chat:claude/p/a#1", f"harpoon {FILLER} whale", "chat:claude/p/a", 1, None, "claude")
     close = MemoryChunk("chat:claude/p/b#1", f"{FILLER} harpoon whale", "chat:claude/p/b", 1, None, "claude")

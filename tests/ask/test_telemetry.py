@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from episteme_core import telemetry
+from episteme_core.ask import telemetry
 from episteme_core.testing import validate
 
 
@@ -52,7 +52,7 @@ def test_secrets_are_redacted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 WRITER = """
 import sys
 from pathlib import Path
-from episteme_core import telemetry
+from episteme_core.ask import telemetry
 home, n, tag = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 for i in range(n):
     telemetry.append_line(home / "telemetry.jsonl", {"tag": tag, "i": i, "pad": tag * 20000})

@@ -7,8 +7,8 @@ import shutil
 import signal
 from pathlib import Path
 
-from episteme_core.snapshots import read_catalog
-from episteme_core.store import Home
+from episteme_core.stages.snapshots import read_catalog
+from episteme_core.store.home import Home
 from episteme_core.testing import run_cli
 
 URL = "https://example.org/"

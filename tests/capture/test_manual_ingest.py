@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from episteme_core.snapshots import read_catalog
-from episteme_core.store import Home, Log
+from episteme_core.stages.snapshots import read_catalog
+from episteme_core.store.home import Home
+from episteme_core.store.log import Log
 from episteme_core.testing import CliResult, invoke, run_cli, validate
 
 from .conftest import tree

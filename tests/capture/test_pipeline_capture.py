@@ -14,7 +14,7 @@ from .conftest import TestServer
 
 def _options(command: str) -> set[str]:
     from episteme_core.cli.main import build_parser
-    from episteme_core.plugins import load_plugins
+    from episteme_core.kernel.loader import load_plugins
 
     commands = {n: c.obj for n, c in load_plugins().components["command"].items()}
     parser = build_parser(commands, only=command)

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from episteme_core.convert import unstructure
-from episteme_core.snapshots import read_catalog
-from episteme_core.store import Home, Log
+from episteme_core.records.convert import unstructure
+from episteme_core.stages.snapshots import read_catalog
+from episteme_core.store.home import Home
+from episteme_core.store.log import Log
 from episteme_core.testing import invoke, validate
 
 from .conftest import (

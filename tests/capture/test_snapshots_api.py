@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from episteme_core.errors import EpistemeError
-from episteme_core.snapshots import SnapshotWriter, make_identity, read_catalog
-from episteme_core.store import Home, Log
+from episteme_core.stages.snapshots import SnapshotWriter, make_identity, read_catalog
+from episteme_core.store.home import Home
+from episteme_core.store.log import Log
 
 
 def _observe(home: Home, source: str, data: bytes, **options: str) -> str:

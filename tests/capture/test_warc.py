@@ -12,8 +12,8 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from episteme_core.snapshots import SnapshotWriter, make_identity, read_catalog
-from episteme_core.store import Home
+from episteme_core.stages.snapshots import SnapshotWriter, make_identity, read_catalog
+from episteme_core.store.home import Home
 from episteme_core.testing import invoke, validate
 
 from .conftest import TestServer, snapshot, tree, write_manifest

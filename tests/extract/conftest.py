@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from episteme_core.snapshots import SnapshotWriter, make_identity
+from episteme_core.stages.snapshots import SnapshotWriter, make_identity
 from episteme_core.store.home import Home
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "extract"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from episteme_core.documents import documents_fingerprint, read_documents
+from episteme_core.stages.documents import documents_fingerprint, read_documents
 from episteme_core.store.home import Home
 from episteme_core.testing import invoke, validate
 

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from episteme_core.canonical import sha256_hex
-from episteme_core.document import Document
-from episteme_core.extract.api import ExtractRequest, Family
+from episteme_core.extract.family import Family
 from episteme_core.extract.pdf import PdfExtractor
 from episteme_core.extract.pdf_recall import document_recall, page_recall, reference_pages
-from episteme_core.records import SnapshotRecord
+from episteme_core.records.canonical import sha256_hex
+from episteme_core.records.evidence import Document
+from episteme_core.records.extraction import ExtractRequest
+from episteme_core.records.storage import SnapshotRecord
 from episteme_core.testing import invoke, validate
 
 from .make_form_pdf import form

@@ -5,11 +5,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from episteme_core.canonical import sha256_hex
-from episteme_core.document import Document
-from episteme_core.extract.api import ExtractRequest, Family
+from episteme_core.extract.family import Family
 from episteme_core.extract.pdf import PdfExtractor
-from episteme_core.records import SnapshotRecord
+from episteme_core.records.canonical import sha256_hex
+from episteme_core.records.evidence import Document
+from episteme_core.records.extraction import ExtractRequest
+from episteme_core.records.storage import SnapshotRecord
 from episteme_core.testing import validate
 
 from .pdf_build import build_pdf, text_ops

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from episteme_core.documents import read_documents
+from episteme_core.stages.documents import read_documents
 from episteme_core.store.home import Home
 from episteme_core.testing import invoke, validate
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from episteme_core.documents import read_documents
+from episteme_core.stages.documents import read_documents
 from episteme_core.store.home import Home
 from episteme_core.testing import invoke, run_cli
 

@@ -6,14 +6,14 @@ import json
 
 import pytest
 
-from episteme_core.canonical import (
+from episteme_core.errors import EpistemeError
+from episteme_core.records.canonical import (
     MAX_JSON_DEPTH,
     canonical_bytes,
     fingerprint,
     loads_strict,
     sha256_hex,
 )
-from episteme_core.errors import EpistemeError
 
 
 def test_canonical_bytes_sort_keys_use_utf8_and_end_in_newline() -> None:

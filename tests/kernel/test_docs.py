@@ -34,7 +34,7 @@ def test_every_hookspec_has_a_docstring_saying_what_and_when() -> None:
 def test_every_hookspec_is_exercised_by_a_test() -> None:
     """Each hook has a ``test_hook_<name>`` that drives a plugin's component through it (datasette's
     rule), besides the registration test that every hook fills the registry."""
-    from episteme_core.plugins import HOOK_KINDS
+    from episteme_core.kernel.loader import HOOK_KINDS
 
     tests = "\n".join(p.read_text("utf-8") for p in (ROOT / "tests").rglob("test_*.py"))
     for name in dir(hookspecs):
@@ -46,7 +46,7 @@ def test_every_hookspec_is_exercised_by_a_test() -> None:
 
 
 def test_the_plugin_guide_shows_the_contracts_the_registry_checks() -> None:
-    from episteme_core.components import contract_table
+    from episteme_core.kernel.contracts import contract_table
 
     guide = (ROOT / "docs" / "plugins.md").read_text("utf-8")
     assert contract_table() in guide, "docs/plugins.md: regenerate the table from components.contract_table()"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from episteme_core.errors import EpistemeError
-from episteme_core.inputs import read_input
+from episteme_core.records.inputs import read_input
 from episteme_core.testing import invoke, run_cli
 
 

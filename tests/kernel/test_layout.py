@@ -4,7 +4,8 @@
   plugin (``plugins/ruff.toml`` enforces the API rule at lint time; this test holds it without ruff).
 - Data flows down: library modules import no CLI or builtin module. Only the shell (``cli/``,
   ``builtins/``), the plugin loader, the public API and the test helpers may.
-- ``chunking/`` has no import cycle: its submodules never import the package or each other back.
+- No import cycle anywhere in the kernel, counting imports under ``TYPE_CHECKING`` and inside
+  functions; at most six modules at the top; no two names that differ only by a plural.
 """
 
 from __future__ import annotations
@@ -104,29 +105,47 @@ def test_library_modules_import_no_cli_or_builtin_module() -> None:
             )
 
 
-def test_chunking_has_no_import_cycle() -> None:
-    package = KERNEL / "chunking"
-    modules = {_module_name(path): path for path in package.glob("*.py")}
-    def uses(imports: set[str], module: str) -> bool:
-        if modules[module].name == "__init__.py":  # the package itself: only a name imported from it
-            return module in imports
-        return any(i == module or i.startswith(module + ".") for i in imports)
+def _kernel_graph() -> dict[str, set[str]]:
+    """Module -> the kernel modules it imports (a name imported from a package that is a module of
+    its own counts as that module)."""
+    modules = {_module_name(path): path for path in KERNEL.rglob("*.py")}
 
-    graph = {
-        name: {m for m in modules if m != name and uses(_imports(path), m)} for name, path in modules.items()
-    }
+    def resolve(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
     for name, path in modules.items():
-        if path.name != "__init__.py":
-            assert "episteme_core.chunking" not in graph[name], f"{name} imports its own package"
-    seen: set[str] = set()
+        targets = {resolve(i) for i in _imports(path) if i.split(".")[0] == "episteme_core"}
+        graph[name] = {t for t in targets if t and t != name}
+    return graph
+
+
+def test_the_kernel_has_no_import_cycle() -> None:
+    """No module reaches itself through imports, counting those under TYPE_CHECKING and inside
+    functions (``lint-imports`` checks the floors between packages; this checks every module)."""
+    graph = _kernel_graph()
+    done: set[str] = set()
 
     def visit(name: str, trail: tuple[str, ...]) -> None:
-        assert name not in trail, f"import cycle: {' -> '.join((*trail, name))}"
-        if name in seen:
+        assert name not in trail, f"import cycle: {' -> '.join((*trail[trail.index(name):], name))}"
+        if name in done:
             return
-        for target in graph[name]:
+        for target in sorted(graph[name]):
             visit(target, (*trail, name))
-        seen.add(name)
+        done.add(name)
 
-    for name in modules:
+    for name in sorted(graph):
         visit(name, ())
+
+
+def test_at_most_six_modules_stand_at_the_top_of_the_kernel() -> None:
+    top = sorted(p.name for p in KERNEL.glob("*.py"))
+    assert top == ["__init__.py", "__main__.py", "api.py", "errors.py", "hookspecs.py", "pipeline.py"], top
+
+
+def test_no_two_modules_differ_only_by_a_plural() -> None:
+    names = {p.stem for p in KERNEL.rglob("*.py")} | {p.name for p in KERNEL.rglob("*") if p.is_dir()}
+    clashes = sorted(n for n in names if n + "s" in names and n not in ("__init__",))
+    assert not clashes, clashes

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from episteme_core.errors import EpistemeError
-from episteme_core.store.lock import WriterLock, hostname, read_owner
+from episteme_core.store.lock import WriterLock, read_owner
+from episteme_core.store.processes import hostname
 from episteme_core.testing import invoke, run_cli
 
 HOLDER = """

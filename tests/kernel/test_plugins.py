@@ -6,7 +6,7 @@ import pytest
 
 from episteme_core import hookspecs
 from episteme_core.errors import EpistemeError
-from episteme_core.plugins import HOOK_KINDS, load_plugins
+from episteme_core.kernel.loader import HOOK_KINDS, load_plugins
 from episteme_core.testing import invoke, run_cli, validate
 
 HOOKS = sorted(name for name in dir(hookspecs) if name.startswith("episteme_"))

@@ -107,9 +107,9 @@ def test_a_swallowed_cancellation_still_commits_nothing(tmp_path: Path) -> None:
     diagnostics may swallow it. The request is remembered, so the run's commit refuses with
     CANCELLED and the stage stays as it was; the next write run starts afresh."""
     from episteme_core.errors import Cancelled, clear_cancel
+    from episteme_core.store.commits import Stage
     from episteme_core.store.home import Home
     from episteme_core.store.lock import holding
-    from episteme_core.store.stage import Stage
 
     store = Home(tmp_path / "home")
     store.ensure_writable()

@@ -6,10 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from episteme_core.canonical import sha256_hex
 from episteme_core.errors import EpistemeError
-from episteme_core.records import LogEntry
-from episteme_core.store import BlobStore, Home, Log, Stage
+from episteme_core.records.canonical import sha256_hex
+from episteme_core.records.storage import LogEntry
+from episteme_core.store.blobs import BlobStore
+from episteme_core.store.commits import Stage
+from episteme_core.store.home import Home
+from episteme_core.store.log import Log
 
 
 def test_blobs_are_stored_once_by_sha256(tmp_path: Path) -> None:
@@ -94,7 +97,7 @@ def test_tampering_is_refused_naming_the_file_and_nothing_is_rewritten(
 
 
 def test_an_index_entry_cannot_point_outside_its_stage(tmp_path: Path) -> None:
-    from episteme_core.records import StageEntry
+    from episteme_core.records.storage import StageEntry
 
     stage = Stage(Home(tmp_path), "documents")
     with pytest.raises(EpistemeError, match="outside the stage"):

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from episteme_core.convert import unstructure
-from episteme_core.records import LogEntry, SnapshotIdentity, SnapshotRecord
-from episteme_core.store import BlobStore, Home, Log, Stage
+from episteme_core.records.convert import unstructure
+from episteme_core.records.storage import LogEntry, SnapshotIdentity, SnapshotRecord
+from episteme_core.store.blobs import BlobStore
+from episteme_core.store.commits import Stage
+from episteme_core.store.home import Home
+from episteme_core.store.log import Log
 from episteme_core.testing import invoke, validate
 
 

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from episteme_core.personal.books import read_book, scan_books
-from episteme_core.personal.text import decode_text, split_paragraphs
+from episteme_core.personal.plaintext import decode_text, split_paragraphs
 from episteme_core.testing import validate
 
 from .conftest import Cli, tree

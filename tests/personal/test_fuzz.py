@@ -11,7 +11,12 @@ from hypothesis import strategies as st
 from episteme_core.personal.books import split_gutenberg
 from episteme_core.personal.claude import parse_transcript
 from episteme_core.personal.intent import split_sections
-from episteme_core.personal.text import decode_text, normalise_newlines, parse_front_matter, split_paragraphs
+from episteme_core.personal.plaintext import (
+    decode_text,
+    normalise_newlines,
+    parse_front_matter,
+    split_paragraphs,
+)
 
 JSONISH = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=20),

@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from episteme_core.canonical import canonical_bytes
-from episteme_core.extract.api import ExtractRequest, Family
-from episteme_core.personal.extract import RecordExtractor
-from episteme_core.personal.model import RECORD_CONTENT_TYPE, Paragraph, build_record
-from episteme_core.records import SnapshotRecord
-from episteme_core.snapshots import make_identity
+from episteme_core.extract.family import Family
+from episteme_core.personal.extractor import RecordExtractor
+from episteme_core.personal.limits import RECORD_CONTENT_TYPE
+from episteme_core.personal.model import Paragraph, build_record
+from episteme_core.records.canonical import canonical_bytes
+from episteme_core.records.extraction import ExtractRequest
+from episteme_core.records.storage import SnapshotRecord
+from episteme_core.stages.snapshots import make_identity
 from episteme_core.store.lock import WriterLock
 
 from .conftest import SHORT, SPOTTER, Cli, tree

@@ -50,12 +50,22 @@ def test_importing_the_api_loads_nothing_it_names() -> None:
     assert eval(loaded) == ["episteme_core", "episteme_core.api"]
 
 
-def test_the_plugins_lint_rule_bans_every_other_kernel_module() -> None:
-    config = tomllib.loads((ROOT / "plugins" / "ruff.toml").read_text("utf-8"))
-    banned = set(config["lint"]["flake8-tidy-imports"]["banned-api"])
-    kernel = {f"episteme_core.{p.stem if p.suffix == '.py' else p.name}"
-              for p in (ROOT / "episteme_core").iterdir()
+def test_the_import_contracts_name_every_plugin_and_every_floor() -> None:
+    """``lint-imports`` (tox -e lint) holds the floors and the plugin rule: every plugin package of
+    ``plugins/`` is bound to ``episteme_core.api``, and every package of the kernel stands on a floor."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["importlinter"]
+    plugins = sorted(d.name.replace("-", "_") for d in (ROOT / "plugins").iterdir()
+                     if (d / "pyproject.toml").exists())
+    contracts = {c["name"]: c for c in config["contracts"]}
+    rule = contracts["A plugin imports only the kernel's public API (episteme_core.api)"]
+    assert sorted(rule["source_modules"]) == plugins
+    assert rule["forbidden_modules"] == ["episteme_core.*"]
+    assert sorted(rule["ignore_imports"]) == sorted(f"{p}.** -> episteme_core.api" for p in plugins)
+    assert set(plugins) <= set(config["root_packages"])
+    floors = next(c for c in config["contracts"] if c["type"] == "layers")
+    named = {name.strip() for layer in floors["layers"] for name in layer.split("|")}
+    kernel = {p.stem if p.suffix == ".py" else p.name for p in (ROOT / "episteme_core").iterdir()
               if (p.suffix == ".py" or (p / "__init__.py").exists()) and p.stem != "__init__"}
-    assert banned == kernel - {"episteme_core.api", "episteme_core.testing"}
+    assert named == kernel
     fixtures = (ROOT / "tests" / "fixtures" / "plugins" / "ruff.toml").read_text("utf-8")
     assert 'extend = "../../../plugins/ruff.toml"' in fixtures

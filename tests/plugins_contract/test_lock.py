@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from episteme_core.context import RunContext
 from episteme_core.errors import EpistemeError
-from episteme_core.plugins import load_plugins
+from episteme_core.kernel.context import RunContext
+from episteme_core.kernel.loader import load_plugins
 from episteme_core.store.home import Home
 from episteme_core.testing import invoke, make_sample_home, read_chunks
 

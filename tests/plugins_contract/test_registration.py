@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from episteme_core.components import CONTRACTS, missing_members
-from episteme_core.plugins import load_plugins
+from episteme_core.kernel.contracts import CONTRACTS, missing_members
+from episteme_core.kernel.loader import load_plugins
 from episteme_core.testing import check_component, invoke, sample_document, validate
 
 
@@ -96,7 +96,7 @@ def test_check_component_runs_a_chunker_and_catches_unsealed_chunks() -> None:
 
 
 def test_check_component_runs_an_indexer_and_catches_one_that_ignores_filters(plugin_site) -> None:
-    from episteme_core.search import ShardSet
+    from episteme_core.search.shardset import ShardSet
 
     plugin_site("sample")
     sample = load_plugins().get("indexer", "sample-indexer")

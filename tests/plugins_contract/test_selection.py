@@ -96,7 +96,7 @@ def test_family_ties_are_warned_and_a_higher_priority_wins(plugin_site, home: Pa
 
 
 def test_priority_decides_before_registration_order() -> None:
-    from episteme_core.components import choose
+    from episteme_core.kernel.contracts import choose
 
     class C:
         def __init__(self, name: str, priority: int) -> None:

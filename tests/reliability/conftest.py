@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from episteme_core.snapshots import read_catalog
+from episteme_core.stages.snapshots import read_catalog
 from episteme_core.store.home import Home
 
 

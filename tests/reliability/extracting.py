@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from episteme_core.canonical import sha256_hex
-from episteme_core.document import Document
-from episteme_core.extract.api import ExtractRequest, Family
-from episteme_core.records import SnapshotRecord
+from episteme_core.extract.family import Family
+from episteme_core.records.canonical import sha256_hex
+from episteme_core.records.evidence import Document
+from episteme_core.records.extraction import ExtractRequest
+from episteme_core.records.storage import SnapshotRecord
 from episteme_core.testing import validate
 
 

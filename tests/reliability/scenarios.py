@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from episteme_core.crashmatrix import CrashScenario, episteme
+from episteme_core.testing.crashmatrix import CrashScenario, episteme
 
 Prepare = Callable[[Path], None]
 

@@ -118,7 +118,7 @@ def test_a_failing_save_removes_what_it_wrote(tmp_path: Path, home: Path) -> Non
     save, and the blobs and objects of the records before it are removed again."""
     from episteme_core.errors import EpistemeError
     from episteme_core.personal.model import Paragraph, Record, build_record
-    from episteme_core.personal.store import save_records
+    from episteme_core.personal.stored import save_records
     from episteme_core.store.home import Home
 
     good = build_record(id="book:x/good", source="books", time="2025-01-01T00:00:00Z",

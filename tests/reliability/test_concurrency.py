@@ -10,7 +10,7 @@ import sys
 import threading
 from pathlib import Path
 
-from episteme_core.snapshots import read_catalog
+from episteme_core.stages.snapshots import read_catalog
 from episteme_core.store.home import Home
 from episteme_core.store.verify import verify_home
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from episteme_core.crashmatrix import CrashScenario, run_crash_matrix
-from episteme_core.store.stage import BUCKETS_FROM_ENV
+from episteme_core.store.commits import BUCKETS_FROM_ENV
+from episteme_core.testing.crashmatrix import CrashScenario, run_crash_matrix
 
 from .scenarios import run
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from episteme_core.crashmatrix import run_crash_matrix
+from episteme_core.testing.crashmatrix import run_crash_matrix
 
 from .scenarios import scenarios, snapshot, web_server
 
@@ -30,7 +30,7 @@ def test_a_command_killed_at_any_write_step_leaves_a_whole_home(tmp_path: Path, 
 
 
 def test_snapshot_killed_at_any_write_step_leaves_a_whole_home(tmp_path: Path) -> None:
-    from episteme_core.crashmatrix import CrashScenario
+    from episteme_core.testing.crashmatrix import CrashScenario
 
     manifest = tmp_path / "manifest.json"
     with web_server() as server:
@@ -49,7 +49,7 @@ def test_a_pipeline_over_buckets_killed_at_any_write_step_leaves_a_whole_home(
     buckets is then the kill's subject)."""
     import attrs
 
-    from episteme_core.store.stage import BUCKETS_FROM_ENV
+    from episteme_core.store.commits import BUCKETS_FROM_ENV
 
     if previous == "buckets":
         monkeypatch.setenv(BUCKETS_FROM_ENV, "1")  # the commands that prepare the home too

@@ -6,8 +6,8 @@ import json
 import signal
 from pathlib import Path
 
-from episteme_core.crashmatrix import episteme
 from episteme_core.store.faults import POINTS, _targets
+from episteme_core.testing.crashmatrix import episteme
 
 
 def _map(tmp_path: Path) -> Path:

@@ -22,13 +22,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from episteme_core.canonical import canonical_bytes, loads_strict
 from episteme_core.capture.manifest import parse_manifest, parse_map
 from episteme_core.errors import ERROR_CODES, EpistemeError
 from episteme_core.extract.html import HtmlExtractor
 from episteme_core.extract.pdf import PdfExtractor
 from episteme_core.extract.text import TextExtractor
 from episteme_core.extract.xml import XmlExtractor
+from episteme_core.records.canonical import canonical_bytes, loads_strict
 from episteme_core.testing import validate
 
 from .extracting import request

@@ -16,11 +16,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from episteme_core.chunking import chunk_home
 from episteme_core.chunking.paragraph import ParagraphChunker
+from episteme_core.chunking.run import chunk_home
 from episteme_core.chunking.window import WindowChunker
-from episteme_core.document import Block, Document, Provenance, Section, Span, seal
-from episteme_core.documents import write_documents
+from episteme_core.records.evidence import Block, Document, Provenance, Section, Span, seal
+from episteme_core.stages.documents import write_documents
 from episteme_core.store.home import Home
 from episteme_core.testing import validate
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from episteme_core.canonical import MAX_INT_DIGITS
 from episteme_core.capture.urls import MAX_URL_CHARS
+from episteme_core.records.canonical import MAX_INT_DIGITS
 from episteme_core.testing import invoke, validate
 
 

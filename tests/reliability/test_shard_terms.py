@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from episteme_core.crashmatrix import episteme
-from episteme_core.index import indexing
-from episteme_core.index.build import BM25_DEFAULTS, RowLimit, build_shard, split_rows
-from episteme_core.index.fields import indexed
-from episteme_core.index.indexing import index_home, part_name, shard_seq
+from episteme_core.bm25 import writer as indexing
+from episteme_core.bm25.build import BM25_DEFAULTS, RowLimit, build_shard, split_rows
+from episteme_core.bm25.fields import indexed
+from episteme_core.bm25.writer import index_home, part_name, shard_seq
 from episteme_core.store.home import Home
+from episteme_core.testing.crashmatrix import episteme
 
 
 def _corpus(folder: Path, documents: int = 40, paragraphs: int = 3) -> Path:
@@ -38,7 +38,7 @@ def _shards(home: Path) -> dict[str, bytes]:
 
 
 def _chunk_ids(home: Path) -> list[str]:
-    from episteme_core.chunking import chunks_stage, object_rows
+    from episteme_core.stages.chunks import chunks_stage, object_rows
 
     stage = chunks_stage(Home(home))
     index = stage.read_index()
@@ -65,7 +65,7 @@ def test_a_vocabulary_past_the_bound_is_split_into_parts(tmp_path: Path,
     assert len(parts) > 2 and report.built == list(parts)
     assert list(parts) == [part_name("file-0002", n) for n in range(len(parts))]  # file-0002, file-0002.2
     assert all(shard_seq(name) == 2 for name in parts)
-    from episteme_core.index.shards import open_shards
+    from episteme_core.bm25.shards import open_shards
 
     opened = open_shards(Home(home))
     assert all(shard.file.header["meta"]["terms"] <= 200 for shard in opened.shards)

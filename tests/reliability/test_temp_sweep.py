@@ -39,10 +39,10 @@ def _litter(home: Path, pid: int) -> list[Path]:
 
 def _killed_writer(home: Path, pid: int) -> None:
     """The lock file a writer ``pid`` killed while it held the lock leaves behind."""
-    from episteme_core.canonical import canonical_bytes
-    from episteme_core.convert import unstructure
-    from episteme_core.records import LockOwner
-    from episteme_core.store.lock import hostname
+    from episteme_core.records.canonical import canonical_bytes
+    from episteme_core.records.convert import unstructure
+    from episteme_core.records.storage import LockOwner
+    from episteme_core.store.processes import hostname
 
     owner = LockOwner(pid=pid, host=hostname(), command="manual-ingest", token="0" * 32,
                       acquired_at="2026-01-01T00:00:00Z")

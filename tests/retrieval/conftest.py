@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from episteme_core.document import Block, Document, Provenance, Section, Span, seal
-from episteme_core.documents import write_documents
+from episteme_core.records.evidence import Block, Document, Provenance, Section, Span, seal
+from episteme_core.stages.documents import write_documents
 from episteme_core.store.home import Home
 from episteme_core.testing import invoke
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from episteme_core.index.analyzer import (
+from episteme_core.text.analyzer import (
     ANALYZER_NAME,
     ANALYZER_VERSION,
     identifier_words,

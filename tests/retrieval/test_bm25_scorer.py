@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from episteme_core.index.analyzer import vocabulary
-from episteme_core.index.build import BM25S_COMPATIBLE, bm25_matrix, bm25_scores
-from episteme_core.index.fields import document_tokens
+from episteme_core.bm25.build import BM25S_COMPATIBLE, bm25_matrix, bm25_scores
+from episteme_core.bm25.fields import document_tokens
+from episteme_core.text.analyzer import vocabulary
 
 
 def _bm25s_arrays(
@@ -72,7 +72,7 @@ def test_vocabulary_must_match() -> None:
 def test_a_generator_of_token_lists_gives_the_matrix_of_the_stemmed_lists(stemmed: bool) -> None:
     """Token lists may come one at a time (the shard builder tokenises each unit as the matrix takes
     it); with ``term_of`` the matrix is that of the lists mapped token by token."""
-    from episteme_core.index.analyzer import stemmer
+    from episteme_core.text.analyzer import stemmer
 
     rng = random.Random(7)
     words = ["running", "runs", "run", "ran", "cats", "cat", "must", "not", "frame-ancestors", "a"]

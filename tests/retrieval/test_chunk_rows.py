@@ -10,13 +10,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from episteme_core.canonical import canonical_bytes
-from episteme_core.chunk import chunk_from_json, chunk_id
 from episteme_core.chunking.paragraph import ParagraphChunker
 from episteme_core.chunking.rows import OBJECT_SCHEMA_VERSION, Cut, body_bytes, build_chunks, cut_rows
 from episteme_core.chunking.window import WindowChunker
-from episteme_core.document import Block, Diagnostic, Document, Provenance, Section, Span, seal
 from episteme_core.errors import EpistemeError
+from episteme_core.records.canonical import canonical_bytes
+from episteme_core.records.evidence import (
+    Block,
+    Diagnostic,
+    Document,
+    Provenance,
+    Section,
+    Span,
+    chunk_from_json,
+    chunk_id,
+    seal,
+)
 from episteme_core.testing import validate
 
 _words = st.sampled_from(
@@ -135,7 +144,7 @@ def test_chunks_carry_the_documents_diagnostics_and_limits() -> None:
 @given(document=_documents())
 def test_rows_are_cut_from_stored_bytes_exactly(document: Document) -> None:
     """``_canonical_rows`` gives each row's canonical bytes; any other layout is left to the parser."""
-    from episteme_core.chunking import _canonical_rows
+    from episteme_core.stages.chunks import _canonical_rows
 
     data = document.to_json()
     chunker = ParagraphChunker() if ParagraphChunker().accepts_json(data) else WindowChunker()
@@ -168,9 +177,9 @@ class _RecordsOnly:
 def test_the_fast_path_and_the_record_path_store_the_same_bytes(tmp_path: Path) -> None:
     """The chunkers ``episteme chunk`` gets from the plugins cut documents' JSON (no records); a
     chunker that only returns records gets the very same object bytes."""
-    from episteme_core.chunking import _chunk_body, _Pending, select_chunker
-    from episteme_core.documents import documents_stage
-    from episteme_core.plugins import load_plugins
+    from episteme_core.chunking.run import _chunk_body, _Pending, select_chunker
+    from episteme_core.kernel.loader import load_plugins
+    from episteme_core.stages.documents import documents_stage
 
     from .conftest import commit, make_document
 

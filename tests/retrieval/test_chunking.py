@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from episteme_core.chunk import chunk_id
-from episteme_core.chunking import read_chunks
 from episteme_core.chunking.window import WindowChunker
+from episteme_core.records.evidence import chunk_id
+from episteme_core.stages.chunks import read_chunks
 from episteme_core.store.home import Home
 from episteme_core.testing import invoke, validate
 

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from episteme_core.ask.run import AskOptions, ask
-from episteme_core.chunking import chunk_home
-from episteme_core.context import RunContext
+from episteme_core.chunking.run import chunk_home
 from episteme_core.errors import EpistemeError
-from episteme_core.plugins import load_plugins
-from episteme_core.query import query
+from episteme_core.kernel.context import RunContext
+from episteme_core.kernel.loader import load_plugins
+from episteme_core.search.query import query
 from episteme_core.serve.builtin_tools import builtin_tools
 from episteme_core.serve.calls import Caller
 from episteme_core.serve.shardcache import ShardCache

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from episteme_core.index.fields import heading_words, indexed, unit_tokens
+from episteme_core.bm25.fields import heading_words, indexed, unit_tokens
 
 from .conftest import make_document, ok
 

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from episteme_core.index import open_shards
-from episteme_core.index.analyzer import query_terms
-from episteme_core.index.shards import Shard
+from episteme_core.bm25.shards import Shard, open_shards
 from episteme_core.store.home import Home
 from episteme_core.testing import invoke, validate
+from episteme_core.text.analyzer import query_terms
 
 from .conftest import commit, make_document, ok
 
@@ -50,7 +49,7 @@ def test_scores_equal_raw_bm25s(build) -> None:  # type: ignore[no-untyped-def]
     import bm25s
     import numpy as np
 
-    from episteme_core.index.fields import indexed, unit_tokens
+    from episteme_core.bm25.fields import indexed, unit_tokens
 
     texts = [[f"fetch {n} " * (n % 3 + 1), "a header", "header value"] * 3 for n in range(4)]
     docs = [make_document(f"book:c/{n}", [("x", texts[n])], kind="books", document_type="record")
@@ -73,7 +72,7 @@ def test_scores_equal_raw_bm25s(build) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_numpy_and_python_scoring_agree(build, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    import episteme_core.index.shards as shards_module
+    import episteme_core.bm25.shards as shards_module
 
     root = build(_docs(), "--max-chars", "256", "--overlap-chars", "0")
     shard_set = open_shards(Home(root))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from episteme_core.defaults import DEFAULT_MAX_INDEX_BYTES, MAX_INDEX_BYTES
+from episteme_core.kernel.defaults import DEFAULT_MAX_INDEX_BYTES, MAX_INDEX_BYTES
 from episteme_core.testing import invoke, run_cli, validate
 
 from .conftest import commit, make_document, ok

@@ -1,5 +1,5 @@
 """One way to the index: the commands and library calls that read or build shards reach them only
-through the home's indexer (``episteme_core.indexers``), never by importing the bm25 indexer."""
+through the home's indexer (``episteme_core.search.indexers``), never by importing the bm25 indexer."""
 
 from __future__ import annotations
 
@@ -9,14 +9,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2] / "episteme_core"
-CALLERS = ("query.py", "ask/run.py", "ask/evalrun.py", "ask/candidates.py", "pipeline.py", "personal/pack.py",
+CALLERS = ("search/query.py", "ask/run.py", "ask/evalrun.py", "ask/candidates.py", "pipeline.py", "personal/pack.py",
            "personal/ingest.py", "serve/shardcache.py", "serve/builtin_tools.py", "serve/tools.py",
            "serve/calls.py", "serve/app.py", "builtins/retrieval.py", "builtins/ask.py", "builtins/ingest.py")
-# The bm25 indexer's stage: opening, building, the shard files. Its text helpers (the analyzer, runs,
-# snippets) and one time parser are shared by every caller that renders results.
-FORBIDDEN = {"episteme_core.index", "episteme_core.index.shards", "episteme_core.index.indexing",
-             "episteme_core.index.shardfile"}
-ALLOWED_FROM_BUILD = {"epoch_seconds"}
+# The bm25 indexer, all of it: the text helpers every caller shares (the analyzer, units, snippets, the
+# rerank) live in ``text/`` and ``search/``, below it.
+FORBIDDEN = "episteme_core.bm25"
 
 
 def _imports(path: Path) -> list[tuple[str, list[str]]]:
@@ -31,14 +29,13 @@ def _imports(path: Path) -> list[tuple[str, list[str]]]:
 
 @pytest.mark.parametrize("module", CALLERS)
 def test_callers_reach_the_index_only_through_the_indexer(module: str) -> None:
-    for name, names in _imports(ROOT / module):
-        assert name not in FORBIDDEN, f"{module} imports {name}: go through episteme_core.indexers"
-        if name == "episteme_core.index.build":
-            assert set(names) <= ALLOWED_FROM_BUILD, f"{module} imports {names} from the bm25 build"
+    for name, _ in _imports(ROOT / module):
+        assert not (name == FORBIDDEN or name.startswith(FORBIDDEN + ".")), (
+            f"{module} imports {name}: go through episteme_core.search.indexers")
 
 
 def test_the_seam_modules_import_no_indexer() -> None:
-    for module in ("indexers.py", "search.py", "shardstage.py", "indexbundle.py"):
+    for module in ("search/indexers.py", "search/shardset.py", "search/opening.py", "stages/shards.py",
+                   "stages/bundle.py"):
         for name, _ in _imports(ROOT / module):
-            assert not name.startswith(("episteme_core.index.shards", "episteme_core.index.indexing",
-                                        "episteme_core.builtins", "episteme_core.cli")), (module, name)
+            assert not name.startswith((FORBIDDEN, "episteme_core.builtins", "episteme_core.cli")), (module, name)

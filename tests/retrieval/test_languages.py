@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from episteme_core.chunking import iter_chunk_rows
-from episteme_core.index import open_shards
+from episteme_core.bm25.shards import open_shards
+from episteme_core.stages.chunks import iter_chunk_rows
 from episteme_core.store.home import Home
 from episteme_core.testing import validate
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from episteme_core.index import open_shards
-from episteme_core.index.analyzer import query_terms_for
-from episteme_core.index.runs import merge_overlapping, plan_units, runs_of
+from episteme_core.bm25.shards import open_shards
+from episteme_core.search.units import merge_overlapping, plan_units, runs_of
 from episteme_core.store.home import Home
 from episteme_core.testing import invoke, validate
+from episteme_core.text.analyzer import query_terms_for
 
 from .conftest import make_document, ok
 
@@ -108,8 +108,8 @@ def test_a_section_split_by_a_note_is_one_passage(build) -> None:  # type: ignor
 
 def test_shards_of_another_analyzer_are_refused_with_the_rebuild_command(
         build, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    import episteme_core.index.indexing as indexing
-    import episteme_core.index.shards as shards
+    import episteme_core.bm25.shards as shards
+    import episteme_core.bm25.writer as indexing
 
     root = build([_book("book:c/a", ["whale"])])
     newer = {**shards.analyzer_params(), "version": "99"}
@@ -158,9 +158,9 @@ def test_field_and_run_settings_are_bounded(build, tmp_path: Path, config: dict,
 def test_a_chunk_in_another_language_is_stemmed_in_it(build, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A chunk whose ``language`` label names a Snowball language is stemmed with it, and a query is
     analyzed in every language a shard holds (chunks without the label are English)."""
-    from episteme_core.index.build import BM25_DEFAULTS, build_shard
-    from episteme_core.index.shardfile import header_sha256
-    from episteme_core.index.shards import Shard
+    from episteme_core.bm25.build import BM25_DEFAULTS, build_shard
+    from episteme_core.bm25.shardfile import header_sha256
+    from episteme_core.bm25.shards import Shard
 
     root = build([make_document("https://e.org/fr", [("Chats", ["Les chats dormaient."])]),
                   make_document("https://e.org/en", [("Cats", ["The cats are sleeping."])])])

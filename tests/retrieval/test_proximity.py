@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import episteme_core.query as query_module
-from episteme_core.index.proximity import (
+import episteme_core.search.query as query_module
+from episteme_core.search.proximity import (
     ALPHA,
     WEIGHT,
     bonus,
@@ -17,8 +17,8 @@ from episteme_core.index.proximity import (
     reorder,
     text_bonus,
 )
-from episteme_core.index.snippets import best_window
-from episteme_core.query import query
+from episteme_core.search.query import query
+from episteme_core.search.snippets import best_window
 from episteme_core.store.home import Home
 
 from .conftest import make_document, ok

@@ -138,10 +138,10 @@ def test_changed_chunks_make_the_index_stale(build) -> None:  # type: ignore[no-
 def test_other_analyzer_version_is_stale(build) -> None:  # type: ignore[no-untyped-def]
     import attrs
 
-    from episteme_core.canonical import canonical_bytes
-    from episteme_core.convert import structure, unstructure
-    from episteme_core.records import StageIndex
-    from episteme_core.store.stage import index_fingerprint
+    from episteme_core.records.canonical import canonical_bytes
+    from episteme_core.records.convert import structure, unstructure
+    from episteme_core.records.storage import StageIndex
+    from episteme_core.store.commits import index_fingerprint
 
     root = build([make_document("https://e.org/a", [("A", ["words"])])])
     path = root / "shards" / "index.json"

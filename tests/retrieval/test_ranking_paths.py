@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-import episteme_core.index.shards as shards_module
-from episteme_core.index import Filters, open_shards
-from episteme_core.index.analyzer import query_terms
+import episteme_core.bm25.shards as shards_module
+from episteme_core.bm25.shards import open_shards
+from episteme_core.records.hits import Filters
 from episteme_core.store.home import Home
+from episteme_core.text.analyzer import query_terms
 
 from .conftest import commit, make_document, ok
 

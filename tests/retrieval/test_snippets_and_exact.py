@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from episteme_core.index.analyzer import stemmer
-from episteme_core.index.snippets import best_window
-from episteme_core.query import parse_term, snippet_window
+from episteme_core.search.query import parse_term, snippet_window
+from episteme_core.search.snippets import best_window
 from episteme_core.testing import invoke, validate
+from episteme_core.text.analyzer import stemmer
 
 from .conftest import make_document, ok
 
@@ -119,7 +119,7 @@ def test_identifiers_are_found_whole_and_by_parts(phrases) -> None:  # type: ign
 
 
 def test_checking_is_bounded(phrases, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    import episteme_core.query as query_module
+    import episteme_core.search.query as query_module
 
     monkeypatch.setattr(query_module, "MAX_CHECKED", 1)
     data = invoke("--home", str(phrases), "query", "--term", '"client"', "--json").envelope["data"]

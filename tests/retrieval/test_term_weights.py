@@ -7,8 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import episteme_core.index.analyzer as analyzer
-from episteme_core.index.analyzer import (
+import episteme_core.text.analyzer as analyzer
+from episteme_core.bm25.shards import open_shards
+from episteme_core.search.query import query
+from episteme_core.search.shardset import weighted_idf
+from episteme_core.store.home import Home
+from episteme_core.text.analyzer import (
     IDENTIFIER_TERM_WEIGHT,
     QUERY_STOPWORDS,
     query_term_weights,
@@ -16,10 +20,6 @@ from episteme_core.index.analyzer import (
     stem_words,
     words,
 )
-from episteme_core.index.shards import open_shards
-from episteme_core.query import query
-from episteme_core.search import weighted_idf
-from episteme_core.store.home import Home
 
 from .conftest import make_document
 

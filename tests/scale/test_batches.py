@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from episteme_core.executor import BATCHES_PER_WORKER, batches
+from episteme_core.executor.base import BATCHES_PER_WORKER, batches
 
 
 @given(st.lists(st.integers(min_value=0, max_value=10_000), max_size=200),

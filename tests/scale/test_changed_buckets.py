@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from episteme_core.crashmatrix import episteme
-from episteme_core.store.stage import BUCKETS_FROM_ENV
+from episteme_core.store.commits import BUCKETS_FROM_ENV
+from episteme_core.testing.crashmatrix import episteme
 
 from .audit import touched_while
 from .conftest import stage_bytes, write_corpus

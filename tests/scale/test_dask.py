@@ -17,8 +17,8 @@ import pytest
 
 pytest.importorskip("distributed", reason="the dask extra (episteme-core[dask]) is not installed")
 
-from episteme_core.crashmatrix import episteme  # noqa: E402
 from episteme_core.errors import EpistemeError  # noqa: E402
+from episteme_core.testing.crashmatrix import episteme  # noqa: E402
 
 from .conftest import stage_bytes, write_corpus  # noqa: E402
 
@@ -45,9 +45,9 @@ def test_stages_and_queries_on_dask_equal_local(tmp_path: Path, cluster: str) ->
 def test_a_query_fans_out_to_every_shard(tmp_path: Path, cluster: str) -> None:
     from distributed import Client
 
+    from episteme_core.bm25.shards import open_shards
     from episteme_core.executor.cluster import DaskExecutor
-    from episteme_core.executor.fanout import fanned
-    from episteme_core.index.shards import open_shards
+    from episteme_core.search.fanout import fanned
     from episteme_core.store.home import Home
 
     map_path = write_corpus(tmp_path, 20, settle=False)

@@ -18,8 +18,8 @@ import pytest
 
 pytest.importorskip("distributed", reason="the dask extra (episteme-core[dask]) is not installed")
 
-from episteme_core.crashmatrix import episteme, home_state  # noqa: E402
 from episteme_core.errors import EpistemeError  # noqa: E402
+from episteme_core.testing.crashmatrix import episteme, home_state  # noqa: E402
 
 from .conftest import write_corpus  # noqa: E402
 

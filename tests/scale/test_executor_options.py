@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from episteme_core.crashmatrix import episteme
 from episteme_core.errors import EpistemeError
-from episteme_core.executor import MAX_JOBS, ExecutorSpec, available_cores, executor_spec
+from episteme_core.executor.base import MAX_JOBS, ExecutorSpec, available_cores, executor_spec
+from episteme_core.testing.crashmatrix import episteme
 
 from .conftest import stage_bytes, write_corpus
 

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from episteme_core.crashmatrix import episteme, home_state
+from episteme_core.testing.crashmatrix import episteme, home_state
 
 from .conftest import write_corpus
 

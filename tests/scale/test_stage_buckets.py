@@ -15,12 +15,10 @@ from typing import Any
 
 import pytest
 
-from episteme_core.crashmatrix import episteme
 from episteme_core.errors import EpistemeError
-from episteme_core.records import StageEntry
-from episteme_core.store import stage as stage_module
-from episteme_core.store.home import Home
-from episteme_core.store.stage import (
+from episteme_core.records.storage import StageEntry
+from episteme_core.store import commits as stage_module
+from episteme_core.store.commits import (
     BUCKETS_FROM_ENV,
     MAX_BUCKETS,
     LazyStageIndex,
@@ -32,8 +30,10 @@ from episteme_core.store.stage import (
     head_meta,
     keyed_fields,
 )
+from episteme_core.store.home import Home
 from episteme_core.store.verify import verify_home
 from episteme_core.testing import validate
+from episteme_core.testing.crashmatrix import episteme
 
 from .conftest import write_corpus
 
@@ -111,7 +111,7 @@ def test_the_bytes_depend_only_on_the_content(tmp_path: Path) -> None:
 import sys
 from pathlib import Path
 from episteme_core.store.home import Home
-from episteme_core.store.stage import Stage
+from episteme_core.store.commits import Stage
 stage = Stage(Home(Path(sys.argv[1])), "chunks")
 order = list(range(500)) if sys.argv[2] == "up" else list(reversed(range(500)))
 entries = [stage.put_bytes(f"k{n}", str(n).encode(), ".json") for n in order]

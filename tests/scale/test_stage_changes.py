@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from episteme_core.records import StageEntry
-from episteme_core.store.home import Home
-from episteme_core.store.stage import (
+from episteme_core.records.storage import StageEntry
+from episteme_core.store.commits import (
     BUCKETS_FROM_ENV,
     LazyStageIndex,
     Stage,
     bucket_of,
     forget_process_memory,
 )
+from episteme_core.store.home import Home
 
 
 @pytest.fixture(autouse=True)

@@ -11,11 +11,11 @@ import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from episteme_core.canonical import canonical_bytes, fingerprint
-from episteme_core.convert import unstructure
-from episteme_core.records import StageEntry, StageIndex
+from episteme_core.records.canonical import canonical_bytes, fingerprint
+from episteme_core.records.convert import unstructure
+from episteme_core.records.storage import StageEntry, StageIndex
+from episteme_core.store.commits import Stage, encode_index
 from episteme_core.store.home import Home
-from episteme_core.store.stage import Stage, encode_index
 
 TEXT = st.text(max_size=12)  # any code point but lone surrogates (those are refused either way)
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | TEXT,

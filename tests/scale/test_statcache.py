@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from episteme_core.cli.main import run
-from episteme_core.crashmatrix import episteme
+from episteme_core.testing.crashmatrix import episteme
 
 from .audit import opened_while
 from .conftest import write_corpus
@@ -43,7 +43,7 @@ def test_a_changed_file_is_read_and_captured_anew(tmp_path: Path, home: Path) ->
     os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))  # mtime put back; ctime moves
     again = opened_while(files, ["--home", str(home), "manual-ingest", "--map", str(map_path), "--json"])
     assert again == [str(target)]
-    from episteme_core.snapshots import read_catalog
+    from episteme_core.stages.snapshots import read_catalog
     from episteme_core.store.home import Home
 
     catalog = read_catalog(Home(home))

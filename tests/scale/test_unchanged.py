@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from episteme_core.crashmatrix import episteme
+from episteme_core.testing.crashmatrix import episteme
 
 from .conftest import stage_bytes
 

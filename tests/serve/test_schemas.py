@@ -26,7 +26,7 @@ def _camel(flag: str) -> str:
 
 def _parser(command: str) -> argparse.ArgumentParser:
     from episteme_core.cli.main import build_parser
-    from episteme_core.plugins import load_plugins
+    from episteme_core.kernel.loader import load_plugins
 
     commands = {name: c.obj for name, c in load_plugins().components["command"].items()}
     parser = build_parser(commands, only=command)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from episteme_core.errors import EpistemeError
-from episteme_core.query import query
-from episteme_core.records import LogEntry
+from episteme_core.records.storage import LogEntry
+from episteme_core.search.query import query
 from episteme_core.serve.shardcache import ShardCache
 from episteme_core.store.home import Home
 from episteme_core.store.log import Log
@@ -59,7 +59,7 @@ def test_a_capture_after_the_shards_makes_them_stale_as_the_cli_says(home: Home)
 
 
 def test_one_call_keeps_the_set_it_first_got_even_after_a_commit(home: Home) -> None:
-    from episteme_core.plugins import load_plugins
+    from episteme_core.kernel.loader import load_plugins
     from episteme_core.serve.tools import ToolCall
 
     cache = ShardCache(home)

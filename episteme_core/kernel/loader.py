@@ -1,0 +1,187 @@
+"""Loading plugins: the builtins, then entry points of the group ``episteme``, into one registry.
+
+``EPISTEME_LOAD_PLUGINS=a,b`` loads only those entry points (by entry-point or distribution name);
+set but empty, it loads builtins only. Every component is checked against its kind's contract
+(``kernel.contracts``) as it registers. A plugin's mistake stays its own: a plugin that fails to
+import, whose hook raises, that registers a kind its hook does not take or a component that lacks a
+required member is refused and recorded (``episteme plugins``, a warning on every command), and
+everything else still loads.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from functools import cache
+from types import ModuleType
+from typing import Any
+
+import pluggy
+
+from episteme_core import __version__, hookspecs
+from episteme_core.errors import EpistemeError
+from episteme_core.kernel.registry import Component, PluginInfo, Plugins, Refusal
+
+ENTRY_POINT_GROUP = "episteme"
+
+
+# hook name -> (default kind, kinds it may register)
+HOOK_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "episteme_sources": ("source", ("source",)),
+    "episteme_extractors": ("extractor", ("extractor", "family")),
+    "episteme_chunkers": ("chunker", ("chunker",)),
+    "episteme_indexers": ("indexer", ("indexer",)),
+    "episteme_readers": ("reader", ("reader",)),
+    "episteme_exporters": ("exporter", ("exporter",)),
+    "episteme_commands": ("command", ("command",)),
+    "episteme_tools": ("tool", ("tool",)),
+}
+
+
+def _allowed_external() -> set[str] | None:
+    raw = os.environ.get("EPISTEME_LOAD_PLUGINS")
+    if raw is None:
+        return None
+    return {name.strip() for name in raw.split(",") if name.strip()}
+
+
+# The kernel's own plugins (``episteme_core.builtins``), registered exactly as external plugins are,
+# first and in this order. Named, not imported: the registry never imports the shell.
+DEFAULT_PLUGINS: tuple[str, ...] = (
+    "episteme_core.builtins.kernel_commands",
+    "episteme_core.builtins.ingest",
+    "episteme_core.builtins.capture",
+    "episteme_core.builtins.export",
+    "episteme_core.builtins.extraction",
+    "episteme_core.builtins.personal",
+    "episteme_core.builtins.ask",
+    "episteme_core.builtins.chunking",
+    "episteme_core.builtins.indexing",
+    "episteme_core.builtins.retrieval",
+    "episteme_core.builtins.serve",
+)
+
+
+def _builtin_modules() -> list[str]:
+    return list(DEFAULT_PLUGINS)
+
+
+def _register_builtins(pm: pluggy.PluginManager, plugins: Plugins) -> None:
+    for module_name in _builtin_modules():
+        info = PluginInfo(
+            name=module_name, version=__version__, module=module_name, builtin=True
+        )
+        plugins.infos[module_name] = info
+        try:
+            module = importlib.import_module(module_name)
+            pm.register(module, name=module_name)
+        except Exception as exc:  # a broken builtin is reported like any plugin
+            info.error = f"{type(exc).__name__}: {exc}"
+
+
+def _register_entry_points(pm: pluggy.PluginManager, plugins: Plugins) -> None:
+    from episteme_core.kernel.entrypoints import entry_points
+
+    allowed = _allowed_external()
+    for ep in sorted(entry_points(ENTRY_POINT_GROUP), key=lambda e: e.name):
+        names = {ep.name, ep.dist_name, ep.dist_name.replace("_", "-")}
+        if allowed is not None and not names & allowed:
+            continue
+        if ep.name in plugins.infos:
+            continue
+        info = PluginInfo(name=ep.name, version=ep.dist_version, module=ep.value, builtin=False)
+        plugins.infos[ep.name] = info
+        try:
+            module: ModuleType = ep.load()
+            pm.register(module, name=ep.name)
+        except Exception as exc:
+            info.error = f"{type(exc).__name__}: {exc}"
+
+
+def _collect(pm: pluggy.PluginManager, plugins: Plugins) -> None:
+    for hook_name, (default_kind, kinds) in HOOK_KINDS.items():
+        caller = getattr(pm.hook, hook_name)
+        # pluggy calls implementations last-registered first; keep that order.
+        for impl in reversed(caller.get_hookimpls()):
+            register = _make_register(plugins, impl.plugin_name, default_kind, kinds, hook_name)
+            try:
+                impl.function(register=register)
+            except EpistemeError:
+                raise
+            except Exception as exc:
+                info = plugins.infos[impl.plugin_name]
+                info.error = f"{hook_name} raised {type(exc).__name__}: {exc}"
+
+
+def _make_register(
+    plugins: Plugins, plugin_name: str, default_kind: str, kinds: tuple[str, ...], hook: str
+) -> Callable[..., None]:
+    from episteme_core.kernel.contracts import missing_members
+
+    info = plugins.infos[plugin_name]
+    position = list(plugins.infos).index(plugin_name)
+
+    def register(component: Any, *, kind: str | None = None) -> None:
+        kind = kind or default_kind
+        if kind not in kinds:
+            raise EpistemeError(
+                "INVALID_INPUT",
+                f"plugin {plugin_name} registered a {kind!r} through {hook}, which takes "
+                f"{', '.join(kinds)}",
+                details={"plugin": plugin_name, "kind": kind},
+            )
+        name = getattr(component, "name", None)
+        missing = missing_members(component, kind)
+        if missing:  # refused here, so no command meets it half-built later
+            info.refused.append(Refusal(kind, name if isinstance(name, str) and name else None, missing))
+            return
+        assert isinstance(name, str)
+        existing = plugins.components.setdefault(kind, {}).get(name)
+        if existing is not None:
+            raise EpistemeError(
+                "INVALID_INPUT",
+                f"two plugins register the {kind} {name!r}: {existing.plugin} and {plugin_name}",
+                details={"kind": kind, "name": name, "plugins": [existing.plugin, plugin_name]},
+                hint="uninstall one of them, or restrict loading with EPISTEME_LOAD_PLUGINS",
+            )
+        sequence = sum(len(names) for names in info.components.values())
+        plugins.components[kind][name] = Component(kind, name, plugin_name, component,
+                                                   order=(position, sequence))
+        info.components.setdefault(kind, []).append(name)
+
+    return register
+
+
+def _drop_invalid(pm: pluggy.PluginManager, plugins: Plugins) -> None:
+    """Unregister (and report) plugins that implement hooks episteme does not define."""
+    while True:
+        try:
+            pm.check_pending()
+            return
+        except pluggy.PluginValidationError as exc:
+            name = pm.get_name(exc.plugin) or str(exc.plugin)
+            pm.unregister(exc.plugin)
+            if name in plugins.infos:
+                plugins.infos[name].error = f"PluginValidationError: {exc}"
+
+
+def load_plugins() -> Plugins:
+    """Load builtins and entry-point plugins into a fresh manager and collect their components."""
+    pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    plugins = Plugins(manager=pm)
+    _register_builtins(pm, plugins)
+    _register_entry_points(pm, plugins)
+    _drop_invalid(pm, plugins)
+    _collect(pm, plugins)
+    for info in plugins.infos.values():
+        for names in info.components.values():
+            names.sort()
+    return plugins
+
+
+@cache
+def get_plugins() -> Plugins:
+    """The process-wide plugins, loaded once."""
+    return load_plugins()

@@ -1,0 +1,116 @@
+"""attrs records for what the kernel stores; all (un)structuring goes through ``convert``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from episteme_core.records.canonical import fingerprint
+
+SCHEMA_VERSION = "1"
+
+
+@attrs.frozen
+class SnapshotIdentity:
+    """What makes a representation the same one again; the snapshot id hashes exactly this."""
+
+    capture_kind: str  # "http", "file", "warc", "record"
+    source: str  # the source URL, or a record id such as "book:corpus/name"
+    final_url: str | None
+    content_type: str | None
+    charset: str | None
+    byte_length: int
+    content_sha256: str
+
+    @property
+    def snapshot_id(self) -> str:
+        from episteme_core.records.convert import unstructure
+
+        return fingerprint(unstructure(self))
+
+
+@attrs.frozen
+class SnapshotRecord:
+    """Metadata of one captured representation; the bytes are a blob named ``content_sha256``."""
+
+    id: str
+    capture_kind: str
+    source: str
+    final_url: str | None
+    content_type: str | None
+    charset: str | None
+    byte_length: int
+    content_sha256: str
+    observed_at: str
+    etag: str | None = None
+    last_modified: str | None = None
+    http_status: int | None = None
+    attributes: dict[str, Any] = attrs.field(factory=dict)
+
+    @property
+    def identity(self) -> SnapshotIdentity:
+        return SnapshotIdentity(
+            capture_kind=self.capture_kind,
+            source=self.source,
+            final_url=self.final_url,
+            content_type=self.content_type,
+            charset=self.charset,
+            byte_length=self.byte_length,
+            content_sha256=self.content_sha256,
+        )
+
+
+@attrs.frozen
+class LogEntry:
+    """One line of the append-only log: an observation of a source."""
+
+    time: str
+    command: str
+    source: str
+    status: str  # captured | unchanged | failed
+    snapshot_id: str | None = None
+    record_id: str | None = None
+    code: str | None = None
+
+
+@attrs.frozen
+class StageEntry:
+    """One object a stage commit names: a key, and the content-addressed file that holds it."""
+
+    key: str
+    sha256: str
+    bytes: int
+    path: str  # relative to the stage directory
+
+
+@attrs.frozen
+class StageIndex:
+    """A stage's commit (``index.json``): the objects it names, stage metadata, and a fingerprint."""
+
+    stage: str
+    episteme_version: str
+    entries: list[StageEntry]
+    meta: dict[str, Any] = attrs.field(factory=dict)
+    schema_version: str = SCHEMA_VERSION
+    fingerprint: str = ""
+
+
+@attrs.frozen
+class LockOwner:
+    """Who holds the writer lock."""
+
+    pid: int
+    host: str
+    command: str
+    token: str
+    acquired_at: str
+
+
+@attrs.frozen
+class Problem:
+    """One thing ``verify`` found wrong in a home."""
+
+    code: str
+    path: str
+    message: str

@@ -1,0 +1,161 @@
+"""Query-biased snippets: the window of a passage that best matches the query, within ``max_chars``.
+
+Every word of the passage is stemmed as the index stems it; a word that is a query term scores its
+IDF (rare words count more). A window's score is the IDF of each distinct query term it holds and a
+tenth of it for a repeat: the window that says more of the question wins over one that says less of
+it more often or more densely (measured on the dev set, docs/benchmarks.md: a bonus for the densest
+250 characters pulled windows onto a run of repeated words). The best run of matches within half of
+``max_chars`` is shown centred: half the room left goes before it, from the start of a sentence,
+half after it, so the words around the matches (where the answer often is) are shown too; the end
+falls at a word. Near the passage's end the window takes the whole budget.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Mapping, Sequence
+
+from episteme_core.text.analyzer import DEFAULT_LANGUAGE, stemmer, word_spans
+
+REPEAT_SHARE = 0.1  # a term's second and later occurrences in a window, as a share of its weight
+REPEATS_COUNTED = 3
+LOOKBACK_CHARS = 600  # the most a window shows before its first match
+CLUSTER_SHARE = 0.5  # the matches scored lie within this share of max_chars; the rest is context
+_SENTENCE_ENDS = (". ", "? ", "! ", ".\n", "?\n", "!\n", "\n\n", ": ", ":\n", "。", "！", "？")
+
+
+def term_matches(text: str, weights: Mapping[str, float],
+                 languages: Sequence[str] = (DEFAULT_LANGUAGE,)) -> list[tuple[int, int, str, float]]:
+    """``(start, end, term, weight)`` of every word of ``text`` that is a query term."""
+    stems = [stemmer(language) for language in languages]
+    found = []
+    for start, end, word in word_spans(text):
+        for stem in stems:
+            term = stem(word)
+            weight = weights.get(term)
+            if weight is not None:
+                found.append((start, end, term, weight))
+                break
+    return found
+
+
+def _window_score(matches: list[tuple[int, int, str, float]], lo: int, hi: int) -> float:
+    """Score of matches ``[lo, hi)``: the distinct terms' weights and the repeats' shares."""
+    seen: dict[str, int] = {}
+    score = 0.0
+    for _, _, term, weight in matches[lo:hi]:
+        count = seen.get(term, 0)
+        if count == 0:
+            score += weight
+        elif count < REPEATS_COUNTED:
+            score += REPEAT_SHARE * weight
+        seen[term] = count + 1
+    return score
+
+
+def _boundary_before(text: str, position: int, floor: int) -> int:
+    """The start of the sentence holding ``position`` (not before ``floor``), else a word start."""
+    window = text[floor:position]
+    best = -1
+    for end in _SENTENCE_ENDS:
+        found = window.rfind(end)
+        if found >= 0:
+            best = max(best, found + len(end))
+    if best >= 0:
+        start = floor + best
+        while start < position and text[start].isspace():
+            start += 1
+        return start
+    if floor == 0:
+        return 0
+    space = text.rfind(" ", floor, position)
+    return space + 1 if space >= 0 else floor
+
+
+def window_score(text: str, weights: Mapping[str, float], max_chars: int,
+                 languages: Sequence[str] = (DEFAULT_LANGUAGE,)) -> float:
+    """The score of the best window of ``text`` (see ``best_window``); 0 when no term matches."""
+    matches = term_matches(text, weights, languages) if weights else []
+    return _best(matches, max_chars)[0]
+
+
+def _best(matches: list[tuple[int, int, str, float]], span: int) -> tuple[float, int, int]:
+    """(score, lo, hi) of the best run of matches ``[lo, hi)`` that fits in ``span`` characters; of
+    runs that score the same, the last: the words a question shares with a passage tend to come
+    before the answer (a heading, a list of links, a lead-in), so the later of equal runs is the
+    one with the answer after it."""
+    if not matches:
+        return 0.0, 0, 0
+    starts = [m[0] for m in matches]
+    best, best_lo, best_hi = -1.0, 0, 1
+    for lo in range(len(matches)):
+        limit = matches[lo][0] + span
+        hi = bisect.bisect_right(starts, limit - 1, lo)
+        while hi > lo + 1 and matches[hi - 1][1] > limit:
+            hi -= 1
+        score = _window_score(matches, lo, hi)
+        if score > best - 1e-9:  # a tie goes to the later run
+            best, best_lo, best_hi = max(score, best), lo, hi
+    return best, best_lo, best_hi
+
+
+def best_window(text: str, weights: Mapping[str, float], max_chars: int,
+                languages: Sequence[str] = (DEFAULT_LANGUAGE,),
+                focus: tuple[int, int] | None = None) -> tuple[int, int]:
+    """``[start, end)`` of at most ``max_chars`` characters of ``text`` that best match the query
+    terms ``weights`` (term -> IDF); the whole text when it fits, its start when nothing matches.
+
+    ``focus`` (a span of ``text``: the run that ranked best, where overlapping runs were joined)
+    keeps the window on it: the window is chosen within the focus and as much text on either side
+    as the budget leaves beyond it."""
+    if len(text) <= max_chars:
+        return 0, len(text)
+    if focus is not None:
+        room = max(0, max_chars - (focus[1] - focus[0]))
+        lo, hi = max(0, focus[0] - room), min(len(text), focus[1] + room)
+        if (lo, hi) != (0, len(text)):
+            start, end = best_window(text[lo:hi], weights, max_chars, languages)
+            return start + lo, end + lo
+    matches = term_matches(text, weights, languages) if weights else []
+    if not matches:
+        return 0, _end_at_word(text, 0, max_chars)
+    _, lo, hi = _best(matches, max(1, int(max_chars * CLUSTER_SHARE)))
+    first, last = matches[lo][0], matches[hi - 1][1]
+    # centre the matches: half the room left goes before them (from a sentence start), half after
+    room = min(LOOKBACK_CHARS, (max_chars - (last - first)) // 2)
+    start = _boundary_before(text, first, max(0, first - room))
+    if start + max_chars > len(text):  # near the end: use the whole budget, from a word start
+        start = _word_start_after(text, max(0, len(text) - max_chars), start)
+    return start, _end_at_word(text, start, max_chars)
+
+
+def _word_start_after(text: str, position: int, limit: int) -> int:
+    """The first sentence (else word) start at or after ``position`` and not after ``limit``."""
+    if position == 0 or position >= limit:
+        return min(position, limit)
+    window = text[position:limit]
+    best = len(window)
+    for end in _SENTENCE_ENDS:
+        found = window.find(end)
+        if 0 <= found and found + len(end) <= len(window):
+            best = min(best, found + len(end))
+    if best < len(window) and best <= 200:
+        start = position + best
+    else:
+        space = text.find(" ", position, limit)
+        newline = text.find("\n", position, limit)
+        cands = [c for c in (space, newline) if c >= 0]
+        start = min(cands) + 1 if cands else position
+    while start < limit and text[start].isspace():
+        start += 1
+    return start
+
+
+def _end_at_word(text: str, start: int, max_chars: int) -> int:
+    """The end of a window of at most ``max_chars`` from ``start``, at a word boundary when one is near."""
+    end = min(len(text), start + max_chars)
+    if end < len(text) and not text[end].isspace():
+        space = max(text.rfind(" ", max(start, end - 40), end), text.rfind("\n", max(start, end - 40), end))
+        if space > start:
+            end = space
+    return end
