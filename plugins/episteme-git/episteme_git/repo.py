@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,8 @@ from episteme_core.api import (
 SOURCE = "git"
 _PERSON = re.compile(rb"^(?P<name>.*?) ?<(?P<email>[^>]*)> (?P<seconds>-?\d+)(?: (?P<tz>[+-]\d{4}))?$")
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+
+Warn = Callable[..., None]  # a run's ctx.warn: (code, message, **details)
 
 
 @attrs.frozen
@@ -130,7 +133,7 @@ def list_commits(repo: Repo, rev: str = "HEAD") -> list[str]:
 
 
 def read_objects(repo: Repo, shas: list[str]) -> dict[str, bytes]:
-    """Raw commit objects, by sha, from one ``git cat-file --batch``."""
+    """Raw commit objects, by sha, from one ``git cat-file --batch`` (one it lacks is left out)."""
     if not shas:
         return {}
     out = run_git(repo.path, "cat-file", "--batch", stdin=("\n".join(shas) + "\n").encode("ascii"))
@@ -139,11 +142,15 @@ def read_objects(repo: Repo, shas: list[str]) -> dict[str, bytes]:
     while position < len(out):
         header_end = out.index(b"\n", position)
         header = out[position:header_end].decode("ascii", "replace").split(" ")
-        if len(header) != 3:
+        if len(header) == 2 and header[1] in ("missing", "ambiguous"):
+            position = header_end + 1
+            continue
+        if len(header) != 3 or not header[2].isdigit():
             raise EpistemeError("PROCESSING_FAILED", f"{repo.path}: unexpected git cat-file output")
         size = int(header[2])
         start = header_end + 1
-        objects[header[0]] = out[start:start + size]
+        if header[1] == "commit":
+            objects[header[0]] = out[start:start + size]
         position = start + size + 1
     return objects
 
@@ -182,26 +189,18 @@ def changed_paths(repo: Repo, shas: list[str]) -> dict[str, list[dict[str, Any]]
     return changes
 
 
-def _person(value: bytes) -> dict[str, Any]:
-    match = _PERSON.match(value)
-    if match is None:
-        return {"name": value.decode("utf-8", "replace"), "time": None}
-    try:
-        time: str | None = from_timestamp(int(match.group("seconds")))
-    except (OverflowError, OSError, ValueError):  # a time no calendar holds: kept as unknown
-        time = None
-    return {
-        "name": match.group("name").decode("utf-8", "replace"),
-        "email": match.group("email").decode("utf-8", "replace"),
-        "time": time,
-        "timezone": (match.group("tz") or b"+0000").decode("ascii"),
-    }
+@attrs.define
+class Notes:
+    """What reading one repository's commits noticed: one warning per kind, not one per commit."""
+
+    guessed: list[str] = attrs.field(factory=list)  # messages neither UTF-8 nor in a declared encoding
+    odd_people: list[str] = attrs.field(factory=list)  # author or committer lines git's form lacks
 
 
-def _decode_message(raw: bytes, declared: str | None) -> tuple[str, str]:
-    """The message in its declared encoding when that decodes it to storable text; else the usual
-    guess (UTF-8, Windows-1252, Latin-1). A header naming ``unicode_escape`` or ``base64`` is text
-    anyone can write: what it decodes to must still be valid Unicode."""
+def _decode(raw: bytes, declared: str | None) -> tuple[str, str]:
+    """Text in its declared encoding when that decodes it to storable text; else the usual guess
+    (UTF-8, Windows-1252, Latin-1). A header naming ``unicode_escape`` or ``base64`` is text anyone
+    can write: what it decodes to must still be valid Unicode."""
     if declared:
         try:
             codecs.lookup(declared)
@@ -215,20 +214,66 @@ def _decode_message(raw: bytes, declared: str | None) -> tuple[str, str]:
     return decode_text(raw)
 
 
-def parse_commit(repo: Repo, sha: str, raw: bytes, changes: list[dict[str, Any]], *, stat: bool) -> Record:
-    """One raw commit object as the record ``git:<repo>@<sha>``."""
-    head, _, message = raw.partition(b"\n\n")
+_GUESSED = ("windows-1252", "utf-8+windows-1252")
+
+
+def _person(value: bytes, declared: str | None) -> tuple[dict[str, Any], bool]:
+    """An author or committer line (``Name <email> seconds tz``), its text in the commit's encoding;
+    and whether it was in that form (else it is kept whole as the name, its time unknown)."""
+    match = _PERSON.match(value)
+    if match is None:
+        return {"name": _decode(value, declared)[0], "time": None}, False
+    try:
+        time: str | None = from_timestamp(int(match.group("seconds")))
+    except (OverflowError, OSError, ValueError):  # a time no calendar holds: kept as unknown
+        time = None
+    return {
+        "name": _decode(match.group("name"), declared)[0],
+        "email": _decode(match.group("email"), declared)[0],
+        "time": time,
+        "timezone": (match.group("tz") or b"+0000").decode("ascii"),
+    }, time is not None
+
+
+def _headers(head: bytes) -> list[tuple[str, bytes]]:
     headers: list[tuple[str, bytes]] = []
     for line in head.split(b"\n"):
         if line.startswith(b" ") and headers:
             continue  # continuation of a multi-line header (gpgsig, mergetag)
         key, _, value = line.partition(b" ")
         headers.append((key.decode("ascii", "replace"), value))
-    parents = [v.decode("ascii") for k, v in headers if k == "parent"]
-    author = _person(next((v for k, v in headers if k == "author"), b""))
-    committer = _person(next((v for k, v in headers if k == "committer"), b""))
+    return headers
+
+
+def _parents(headers: list[tuple[str, bytes]]) -> list[str]:
+    """The parents as git reads them: the ``parent`` lines right after ``tree`` (a ``parent`` line
+    further down is only text to git, and may not even be ASCII)."""
+    parents: list[str] = []
+    for key, value in headers[1:] if headers and headers[0][0] == "tree" else headers:
+        if key != "parent":
+            break
+        sha = value.decode("ascii", "replace")
+        if _SHA.match(sha):
+            parents.append(sha)
+    return parents
+
+
+def parse_commit(repo: Repo, sha: str, raw: bytes, changes: list[dict[str, Any]], *, stat: bool,
+                 counted: bool = True, notes: Notes | None = None) -> Record:
+    """One raw commit object as the record ``git:<repo>@<sha>`` (``counted``: whether ``changes``
+    have line counts; ``notes`` collects what was odd about it)."""
+    head, _, message = raw.partition(b"\n\n")
+    headers = _headers(head)
+    parents = _parents(headers)
     declared = next((v.decode("ascii", "replace") for k, v in headers if k == "encoding"), None)
-    text, encoding = _decode_message(message, declared)
+    author, author_ok = _person(next((v for k, v in headers if k == "author"), b""), declared)
+    committer, committer_ok = _person(next((v for k, v in headers if k == "committer"), b""), declared)
+    text, encoding = _decode(message, declared)
+    if notes is not None:
+        if encoding in _GUESSED:
+            notes.guessed.append(sha)
+        if not (author_ok and committer_ok):
+            notes.odd_people.append(sha)
     text = text.replace("\r\n", "\n").strip("\n")
     time = author["time"] or committer["time"] or from_timestamp(0)
     paragraphs: list[Paragraph] = []
@@ -239,7 +284,7 @@ def parse_commit(repo: Repo, sha: str, raw: bytes, changes: list[dict[str, Any]]
         ))
     if stat and changes:
         lines = [
-            f"{c['path']} | "
+            c["path"] if not counted else f"{c['path']} | "
             + ("binary" if c["added"] is None else f"+{c['added']} -{c['deleted']}")
             for c in changes
         ]
@@ -264,13 +309,35 @@ def parse_commit(repo: Repo, sha: str, raw: bytes, changes: list[dict[str, Any]]
     )
 
 
-def read_commits(repo: Repo, shas: list[str], *, stat: bool = False) -> list[Record]:
-    """Records for ``shas`` (in that order)."""
+def _some(shas: list[str]) -> str:
+    return ", ".join(sha[:12] for sha in shas[:3]) + (", ..." if len(shas) > 3 else "")
+
+
+def read_commits(
+    repo: Repo, shas: list[str], *, stat: bool = False, warn: Warn | None = None
+) -> list[Record]:
+    """Records for ``shas`` (in that order). An odd commit is read as well as it can be, with a
+    warning; one git cannot return is skipped with a warning: neither fails the run."""
+    say: Warn = warn if warn is not None else (lambda *_args, **_extra: None)
     objects = read_objects(repo, shas)
     changes = changed_paths(repo, shas)
+    counted = True
+    notes = Notes()
     records = []
+    missing = [sha for sha in shas if not _SHA.match(sha) or sha not in objects]
     for sha in shas:
-        if not _SHA.match(sha) or sha not in objects:
-            raise EpistemeError("PROCESSING_FAILED", f"{repo.path}: git did not return commit {sha}")
-        records.append(parse_commit(repo, sha, objects[sha], changes.get(sha, []), stat=stat))
+        if sha in objects and _SHA.match(sha):
+            records.append(parse_commit(repo, sha, objects[sha], changes.get(sha, []), stat=stat,
+                                        counted=counted, notes=notes))
+    if missing:
+        say("GIT_COMMIT_SKIPPED", f"{repo.path}: git did not return {len(missing)} commit(s) "
+            f"({_some(missing)}); skipped", repo=repo.name, commits=missing)
+    if notes.guessed:
+        say("GIT_MESSAGE_NOT_UTF8", f"{repo.path}: {len(notes.guessed)} commit message(s) are not "
+            f"UTF-8 and declare no encoding that reads them ({_some(notes.guessed)}); read as "
+            "Windows-1252 (metadata.messageEncoding)", repo=repo.name, commits=notes.guessed)
+    if notes.odd_people:
+        say("GIT_ODD_PERSON", f"{repo.path}: {len(notes.odd_people)} commit(s) have an author or "
+            f"committer line without a name, email and time ({_some(notes.odd_people)}); kept as "
+            "written, time unknown", repo=repo.name, commits=notes.odd_people)
     return records

@@ -38,7 +38,7 @@ def ingest_repos(
             known = known_ids(ctx.home, f"git:{repo.name}@")
             shas = list_commits(repo, rev)
             new = [sha for sha in shas if f"git:{repo.name}@{sha}" not in known]
-            records.extend(read_commits(repo, new, stat=stat))
+            records.extend(read_commits(repo, new, stat=stat, warn=ctx.warn))
             per_repo[repo.name] = {"commits": len(shas), "new": len(new)}
         return Collected(records, {}, {"repos": per_repo})
 
