@@ -51,6 +51,6 @@ def test_any_commit_object_becomes_a_storable_record(headers: bytes, message: by
                                                      paths: list[dict]) -> None:  # type: ignore[type-arg]
     ran("git commit objects")
     paths = [{**p, "path": p["path"].encode("utf-8", "replace").decode("utf-8")} for p in paths]
-    repo = Repo(Path("/r"), "r")
+    repo = Repo(Path("/r"), "r", Path("/r/.git"), Path("/r/.git/objects"))
     record = parse_commit(repo, SHA, headers + b"\n\n" + message, paths, stat=stat)
     record.to_bytes()  # canonical JSON: no lone surrogate, nothing unstorable
