@@ -21,6 +21,11 @@ def ingest_repos(
     from episteme_git.repo import list_commits, open_repo, read_commits
 
     opened = [open_repo(path, name) for path, name in repos]
+    for repo in opened:
+        if repo.alternates is not None:
+            ctx.warn("GIT_ALTERNATES_IGNORED",
+                     f"{repo.alternates}: objects of another repository are not read; only the "
+                     "commits this repository holds itself are", repo=repo.name)
     names = [repo.name for repo in opened]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -38,7 +43,7 @@ def ingest_repos(
             known = known_ids(ctx.home, f"git:{repo.name}@")
             shas = list_commits(repo, rev)
             new = [sha for sha in shas if f"git:{repo.name}@{sha}" not in known]
-            records.extend(read_commits(repo, new, stat=stat))
+            records.extend(read_commits(repo, new, stat=stat, warn=ctx.warn))
             per_repo[repo.name] = {"commits": len(shas), "new": len(new)}
         return Collected(records, {}, {"repos": per_repo})
 

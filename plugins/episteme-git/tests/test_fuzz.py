@@ -33,6 +33,7 @@ HEADERS = st.lists(st.sampled_from([
     b"tree " + b"b" * 40, b"parent " + b"c" * 40, b"author Ada <ada@example.org> 1714550400 +0200",
     b"author \xff\xfe <> -99999999999999999999 +9999", b"committer Bob <b@x> 0", b"committer",
     b"encoding ISO-8859-1", b"encoding unicode_escape", b"encoding base64", b"encoding utf-16",
+    b"parent \xff\xfe", b"author Jos\xe9 <j@e.org> 1 +0000",
     b"encoding nope", b"gpgsig -----BEGIN", b" continuation", b"mergetag object", b"",
 ]), max_size=8).map(b"\n".join)
 MESSAGES = st.one_of(st.binary(max_size=200), st.sampled_from([
@@ -50,5 +51,6 @@ def test_any_commit_object_becomes_a_storable_record(headers: bytes, message: by
                                                      paths: list[dict]) -> None:  # type: ignore[type-arg]
     ran("git commit objects")
     paths = [{**p, "path": p["path"].encode("utf-8", "replace").decode("utf-8")} for p in paths]
-    record = parse_commit(Repo(Path("/r"), "r"), SHA, headers + b"\n\n" + message, paths, stat=stat)
+    repo = Repo(Path("/r"), "r", Path("/r/.git"), Path("/r/.git/objects"))
+    record = parse_commit(repo, SHA, headers + b"\n\n" + message, paths, stat=stat)
     record.to_bytes()  # canonical JSON: no lone surrogate, nothing unstorable

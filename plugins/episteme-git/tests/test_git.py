@@ -181,3 +181,42 @@ def test_commits_extract_as_commit_message_blocks_and_reshard_takes_one_lock(
     assert {block.kind for block in document.blocks()} == {"commit_message"}
     hits = invoke("query", "--term", "parser", "--json", "--home", str(home))
     assert hits.exit_code == 0 and hits.envelope["data"]["results"], hits.stderr
+
+
+def test_odd_commits_are_read_with_a_warning_and_never_fail_the_run(repo: tuple[Path, GitRun],
+                                                                     home: Path) -> None:
+    """Objects git itself accepts (``hash-object --literally``) but no porcelain writes: a Latin-1
+    author, a message in no declared encoding, author lines without email or time, a stray
+    non-ASCII ``parent`` line below the committer."""
+    path, git = repo
+    parent = _commit(path, git, "a.txt", b"base\n")
+    tree = git("rev-parse", "HEAD^{tree}").decode().strip()
+    bodies = [
+        b"author Jos\xe9 <jose@e.org> 1714550400 +0200\ncommitter Jos\xe9 <jose@e.org> 1714550400 +0200\n"
+        b"encoding ISO-8859-1\n\nCaf\xe9 cr\xe8me\n",
+        b"author A <a@e.org> 1714550400 +0000\ncommitter A <a@e.org> 1714550400 +0000\n\nBad \x92 quote\n",
+        b"author nobody\ncommitter <> \n\nWho wrote this?\n",
+        b"author A <a@e.org> 1714550400 +0000\ncommitter A <a@e.org> 1714550400 +0000\nparent \xff\xfe\n"
+        b"\nA stray parent line\n",
+    ]
+    shas = []
+    for body in bodies:
+        raw = f"tree {tree}\nparent {parent}\n".encode() + body
+        parent = git("hash-object", "--literally", "-t", "commit", "-w", "--stdin", stdin=raw).decode()
+        parent = parent.strip()
+        shas.append(parent)
+    git("update-ref", "refs/heads/main", parent)
+    result = invoke("ingest", "git", str(path), "--no-pack", "--json", "--home", str(home))
+    assert result.exit_code == 0, result.stderr
+    assert result.envelope["data"]["captured"] == 5
+    warnings = {w["code"]: w for w in result.envelope["warnings"]}
+    assert warnings["GIT_MESSAGE_NOT_UTF8"]["commits"] == [shas[1]]
+    assert warnings["GIT_ODD_PERSON"]["commits"] == [shas[2]]
+    latin = _show(home, f"git:proj@{shas[0]}")["record"]
+    assert latin["metadata"]["author"]["name"] == "José"  # in the commit's declared encoding
+    assert latin["paragraphs"][0]["text"] == "Café crème"
+    odd = _show(home, f"git:proj@{shas[2]}")["record"]
+    assert odd["metadata"]["author"] == {"name": "nobody", "time": None}
+    assert odd["paragraphs"][0]["text"] == "Who wrote this?"
+    stray = _show(home, f"git:proj@{shas[3]}")["record"]
+    assert stray["metadata"]["parents"] == [shas[2]]  # the parents git reads, right after the tree
