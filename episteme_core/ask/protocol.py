@@ -18,10 +18,10 @@ MAX_SCAN_CHARS = 1 << 20  # a reply's text is scanned for a JSON object only thi
 _IDS_OBJECT = re.compile(r'\{\s*"ids"\s*:')
 
 
-@cache
-def prompt_parts() -> tuple[str, str]:
-    """The system message and the user template, read once from ``prompt.txt``."""
-    text = resources.files("episteme_core.ask").joinpath("prompt.txt").read_text("utf-8")
+def parse_prompt(text: str, *, source: str = "prompt") -> tuple[str, str]:
+    """A prompt file's system message and user template: the text under ``[system]`` and under
+    ``[user]``, lines starting with ``#`` left out (comments). A file without both sections is
+    ``INVALID_INPUT`` naming ``source``."""
     sections: dict[str, list[str]] = {}
     current: list[str] | None = None
     for line in text.splitlines():
@@ -32,7 +32,20 @@ def prompt_parts() -> tuple[str, str]:
             continue
         if current is not None:
             current.append(line)
+    missing = [name for name in ("system", "user") if name not in sections]
+    if missing:
+        from episteme_core.errors import EpistemeError
+
+        raise EpistemeError("INVALID_INPUT", f"{source}: no [{'] or ['.join(missing)}] section",
+                            details={"source": source, "missing": missing})
     return "\n".join(sections["system"]).strip(), "\n".join(sections["user"]).strip()
+
+
+@cache
+def prompt_parts() -> tuple[str, str]:
+    """The system message and the user template, read once from ``prompt.txt``."""
+    text = resources.files("episteme_core.ask").joinpath("prompt.txt").read_text("utf-8")
+    return parse_prompt(text, source="episteme_core/ask/prompt.txt")
 
 
 def render_paragraphs(request: ReadRequest) -> str:

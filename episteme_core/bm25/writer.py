@@ -119,12 +119,6 @@ def index_settings(home: Home) -> IndexSettings:
     return IndexSettings(size, params, weights, chars)
 
 
-def shard_settings(home: Home) -> tuple[int, dict[str, Any]]:
-    """``shard_size`` and ``bm25`` parameters from config.json (defaults when absent)."""
-    settings = index_settings(home)
-    return settings.shard_size, settings.bm25
-
-
 def source_label(source: str) -> str:
     """A shard-name-safe label for a source kind (odd names are hashed, never used as paths)."""
     if _SAFE.match(source):

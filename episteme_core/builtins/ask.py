@@ -31,7 +31,7 @@ class _LazyKind:
         return getattr(importlib.import_module(module), attr)().open(spec)
 
 
-@hookimpl(trylast=True)
+@hookimpl
 def episteme_readers(register: Register) -> None:
     register(_LazyKind("bm25", "deterministic: a shard's top candidates by BM25 score above a threshold",
                        "episteme_core.ask.bm25_reader:Bm25Kind"))

@@ -71,7 +71,7 @@ class GenericFamily(Family):
         return False
 
 
-@hookimpl(trylast=True)
+@hookimpl
 def episteme_extractors(register: Register) -> None:
     for extractor in EXTRACTORS:
         register(extractor, kind="extractor")

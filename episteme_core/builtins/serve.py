@@ -11,6 +11,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from episteme_core.hookspecs import Register, hookimpl
+from episteme_core.kernel import defaults
 from episteme_core.kernel.context import Outcome
 from episteme_core.kernel.contracts import Command
 
@@ -58,17 +59,18 @@ def episteme_tools(register: Register) -> None:
 def _configure_serve(parser: argparse.ArgumentParser) -> None:
     from episteme_core.cli.parser import add_int_option
 
-    parser.add_argument("--host", default="127.0.0.1", metavar="ADDRESS",
+    parser.add_argument("--host", default=defaults.DEFAULT_HOST, metavar="ADDRESS",
                         help="IP address to listen on (default 127.0.0.1); an address that is not loopback "
                              "needs --token-file")
-    add_int_option(parser, "--port", default=18113, low=0, high=65535,
+    add_int_option(parser, "--port", default=defaults.DEFAULT_PORT, low=0, high=65535,
                    help="TCP port; 0 takes any free port and prints it")
     parser.add_argument("--token-file", metavar="FILE",
                         help="require 'Authorization: Bearer TOKEN' with the token in FILE (a regular file "
                              "of yours, mode 0600 or 0400, at most 1 KiB)")
-    add_int_option(parser, "--max-inflight", default=32, low=1, high=1024,
-                   help="most MCP requests handled at once; more get 503")
-    add_int_option(parser, "--max-body-bytes", default=65536, low=1024, high=16 * 1024 * 1024,
+    add_int_option(parser, "--max-inflight", default=defaults.DEFAULT_MAX_INFLIGHT, low=defaults.MIN_INFLIGHT,
+                   high=defaults.MAX_INFLIGHT, help="most MCP requests handled at once; more get 503")
+    add_int_option(parser, "--max-body-bytes", default=defaults.DEFAULT_MAX_BODY_BYTES,
+                   low=defaults.MIN_BODY_BYTES, high=defaults.MAX_BODY_BYTES,
                    help="largest request body; larger gets 413")
 
 
@@ -100,6 +102,10 @@ def _run_serve(args: argparse.Namespace, ctx: Context) -> Outcome:
         else:  # now: the server may run for days
             sys.stderr.write(f"warning: {message}\n")
 
+    if not ctx.as_json:  # the plugins' warnings now, not when the server stops (it may run for days)
+        for earlier in ctx.warnings:
+            sys.stderr.write(f"warning: {earlier['message']}\n")
+        ctx.warnings.clear()
     data = serve(ctx.home, ctx.plugins, options, announce=announce, warn=warn)
     return Outcome(data=data, text=f"stopped serving {data['url']}")
 

@@ -169,9 +169,3 @@ def read_manifest(path: str, *, max_input_bytes: int, max_sources: int) -> list[
     return parse_manifest(read_input(path, max_input_bytes), source=name, max_sources=max_sources)
 
 
-def read_map(path: str, *, max_input_bytes: int, max_sources: int) -> list[MapEntry]:
-    """Read (``-`` = stdin, bounded) and parse a manual-ingest map, naming it in every error."""
-    from episteme_core.records.inputs import read_input
-
-    name = "stdin" if path == "-" else path
-    return parse_map(read_input(path, max_input_bytes), source=name, max_sources=max_sources)

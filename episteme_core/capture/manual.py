@@ -126,8 +126,9 @@ def _real(folder: str, cache: dict[str, str] | None) -> str:
 
 def read_map_of(home: Home, path: str, *, max_input_bytes: int, max_sources: int,
                 rehash: bool = False) -> tuple[list[MapEntry], StatCache]:
-    """``manifest.read_map`` through the home's stat cache (an unchanged map is not parsed again),
-    and the cache to hand to ``manual_ingest``. Read before taking the lock; nothing is written."""
+    """A manual-ingest map, read bounded and parsed strictly (``manifest.parse_map``), through the
+    home's stat cache (an unchanged map is not parsed again), and the cache to hand to
+    ``manual_ingest``. Read before taking the lock; nothing is written."""
     from episteme_core.capture.manifest import parse_map
     from episteme_core.capture.statcache import StatCache
     from episteme_core.records.inputs import read_input

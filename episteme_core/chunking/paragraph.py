@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from episteme_core.chunking.rows import RECORD_DOCUMENT_TYPE, chunks_from_rows, paragraph_rows
+from episteme_core.chunking.rows import RECORD_DOCUMENT_TYPE, RowChunker, paragraph_rows
 
 if TYPE_CHECKING:
-    from episteme_core.records.evidence import Chunk, Document
+    from episteme_core.records.evidence import Document
 
 NAME = "paragraph"
 VERSION = "3"  # 2: the document's diagnostics and limits; 3: blocks carry the PDF bbox, chunks the language
 
 
-class ParagraphChunker:
+class ParagraphChunker(RowChunker):
     """Registered through ``episteme_chunkers``: documents of personal records."""
 
     name = NAME
@@ -35,16 +35,6 @@ class ParagraphChunker:
         """``accepts`` for a document given as its stored JSON."""
         return data.get("documentType") == RECORD_DOCUMENT_TYPE
 
-    def chunk(
-        self, document: Document, *, max_chars: int, overlap_chars: int,
-        verbatim: frozenset[str] = frozenset(),
-    ) -> list[Chunk]:
-        return chunks_from_rows(self.chunk_rows(document.to_json(), max_chars=max_chars,
-                                                overlap_chars=overlap_chars, verbatim=verbatim))
-
-    def chunk_rows(
-        self, data: dict[str, Any], *, max_chars: int, overlap_chars: int,
-        verbatim: frozenset[str] = frozenset(),
-    ) -> list[str]:
-        """Sealed canonical JSON texts from the record document's stored JSON."""
-        return paragraph_rows(data, max_chars, overlap_chars, verbatim, f"{NAME}/{VERSION}")
+    def rows(self, data: dict[str, Any], *, max_chars: int, overlap_chars: int, verbatim: frozenset[str],
+             chunker: str) -> list[str]:
+        return paragraph_rows(data, max_chars, overlap_chars, verbatim, chunker)

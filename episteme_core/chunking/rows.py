@@ -319,3 +319,36 @@ def build_chunks(document: Any, cuts: Sequence[Cut], *, chunker: str,
     """``Chunk`` records for ``cuts`` of a ``Document`` (what a plugin chunker's ``chunk`` returns),
     built by the one builder, ids sealed. ``chunker`` is ``name/version``."""
     return chunks_from_rows(cut_rows(document.to_json(), cuts, chunker, verbatim))
+
+
+class RowChunker:
+    """The base of a chunker that cuts a document's stored JSON into sealed rows (``api.RowChunker``):
+    implement ``accepts_json(data)`` and ``rows(data, max_chars=, overlap_chars=, verbatim=, chunker=)``
+    (``window_rows`` and ``paragraph_rows`` are the builtin cuts), and ``accepts``, ``chunk`` and
+    ``chunk_rows`` follow, so the record path and the fast path cannot disagree."""
+
+    name: str
+    version: str
+    help: str = ""
+    priority: int = 0
+
+    def accepts_json(self, data: dict[str, Any]) -> bool:
+        raise NotImplementedError
+
+    def rows(self, data: dict[str, Any], *, max_chars: int, overlap_chars: int, verbatim: frozenset[str],
+             chunker: str) -> list[str]:
+        raise NotImplementedError
+
+    def accepts(self, document: Any) -> bool:
+        return self.accepts_json(document.to_json())
+
+    def chunk(self, document: Any, *, max_chars: int, overlap_chars: int,
+              verbatim: frozenset[str] = frozenset()) -> list[Chunk]:
+        return chunks_from_rows(self.chunk_rows(document.to_json(), max_chars=max_chars,
+                                                overlap_chars=overlap_chars, verbatim=verbatim))
+
+    def chunk_rows(self, data: dict[str, Any], *, max_chars: int, overlap_chars: int,
+                   verbatim: frozenset[str] = frozenset()) -> list[str]:
+        """The chunks of a document given as its stored JSON, as sealed canonical JSON texts."""
+        return self.rows(data, max_chars=max_chars, overlap_chars=overlap_chars, verbatim=verbatim,
+                         chunker=f"{self.name}/{self.version}")

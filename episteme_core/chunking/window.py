@@ -9,22 +9,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from episteme_core.chunking.rows import RECORD_DOCUMENT_TYPE, chunks_from_rows, window_rows
+from episteme_core.chunking.rows import RECORD_DOCUMENT_TYPE, RowChunker, window_rows
 
 if TYPE_CHECKING:
-    from episteme_core.records.evidence import Chunk, Document
+    from episteme_core.records.evidence import Document
 
 NAME = "window"
 VERSION = "3"  # 2: the document's diagnostics and limits; 3: blocks carry the PDF bbox, chunks the language
 
 
-def document_language(attributes: dict[str, object]) -> str | None:
-    """The language a document's attributes name (``language``), which its chunks carry."""
-    value = attributes.get("language")
-    return value if isinstance(value, str) and value else None
-
-
-class WindowChunker:
+class WindowChunker(RowChunker):
     """Registered through ``episteme_chunkers``: documents that are not records."""
 
     name = NAME
@@ -39,16 +33,6 @@ class WindowChunker:
         """``accepts`` for a document given as its stored JSON."""
         return data.get("documentType") != RECORD_DOCUMENT_TYPE
 
-    def chunk(
-        self, document: Document, *, max_chars: int, overlap_chars: int,
-        verbatim: frozenset[str] = frozenset(),
-    ) -> list[Chunk]:
-        return chunks_from_rows(self.chunk_rows(document.to_json(), max_chars=max_chars,
-                                                overlap_chars=overlap_chars, verbatim=verbatim))
-
-    def chunk_rows(
-        self, data: dict[str, Any], *, max_chars: int, overlap_chars: int,
-        verbatim: frozenset[str] = frozenset(),
-    ) -> list[str]:
-        """The chunks of a document given as its stored JSON, as sealed canonical JSON texts."""
-        return window_rows(data, max_chars, overlap_chars, verbatim, f"{NAME}/{VERSION}")
+    def rows(self, data: dict[str, Any], *, max_chars: int, overlap_chars: int, verbatim: frozenset[str],
+             chunker: str) -> list[str]:
+        return window_rows(data, max_chars, overlap_chars, verbatim, chunker)

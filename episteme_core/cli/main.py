@@ -149,16 +149,7 @@ def run(argv: Sequence[str] | None = None) -> int:
                     "INVALID_USAGE", "no command given", hint=f"Run '{PROG} --help'."
                 )
             command_name = args.command
-            for failed in plugins.failures():
-                warnings.append({
-                    "code": "PLUGIN_LOAD_FAILED",
-                    "message": f"plugin {failed.name} failed to load: {failed.error}",
-                })
-            for plugin_name, refusal in plugins.refusals():
-                warnings.append({
-                    "code": "COMPONENT_REFUSED",
-                    "message": f"plugin {plugin_name}: refused {refusal.message}",
-                })
+            warnings.extend(plugins.warnings())
             from episteme_core.kernel.context import Context
             from episteme_core.store.home import Home, resolve_home
 

@@ -59,6 +59,40 @@ def int_range(low: int, high: int) -> Any:
     return parse
 
 
+def float_range(low: float, high: float) -> Any:
+    """An argparse type accepting numbers in [low, high] (no NaN, no infinity); anything else is
+    INVALID_USAGE naming the range."""
+    import math
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if math.isnan(value) or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text} is not between {low:g} and {high:g}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
+def add_float_option(
+    parser: argparse.ArgumentParser,
+    flag: str,
+    *,
+    default: float | None,
+    low: float,
+    high: float,
+    help: str,
+    metavar: str = "X",
+) -> None:
+    """Add a number option whose default and range appear in ``--help``."""
+    shown = "none" if default is None else f"{default:g}"
+    parser.add_argument(flag, type=float_range(low, high), default=default, metavar=metavar,
+                        help=f"{help} (default {shown}; {low:g}–{high:g})")
+
+
 def add_int_option(
     parser: argparse.ArgumentParser,
     flag: str,

@@ -206,11 +206,6 @@ def batches(items: Sequence[T], workers: int, work: Callable[[T], int] | None = 
     return cut
 
 
-def shard_call(shard: Any, method: str, *args: Any, **kwargs: Any) -> Any:
-    """``getattr(shard, method)(*args, **kwargs)``: a picklable way to name a shard's method."""
-    return getattr(shard, method)(*args, **kwargs)
-
-
 def total(items: Iterable[T], work: Callable[[T], int] | None) -> int:
     """The summed ``work`` of ``items`` (their count when no measure is given)."""
     return sum(map(work, items)) if work is not None else sum(1 for _ in items)

@@ -13,7 +13,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -200,11 +200,6 @@ def run_packed(task: str, payload: bytes) -> Batch:
         return Batch([], unpacked)
     fn, (items,) = unpacked
     return run_batch(fn, items, True, contain=True)
-
-
-def environment_of(state: Mapping[str, str]) -> dict[str, str]:
-    """The ``EPISTEME_*`` variables of ``state`` (for a Dask worker, which starts no fork server)."""
-    return {key: value for key, value in state.items() if key.startswith("EPISTEME_")}
 
 
 __all__ = ["Batch", "Failure", "WorkerStart", "WorkerTraceback", "pack", "run_batch", "run_packed", "start",

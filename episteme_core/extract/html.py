@@ -102,21 +102,12 @@ def _bounded_tree_builder(max_depth: int, deadline: float, max_elements: int = D
     return Bounded
 
 
-def parse_html(content: bytes, charset: str | None, max_depth: int, deadline: float,
-               source_map: Any = None) -> Any:
-    """The document element (xml.etree) of ``content``; raises ``_Stop`` at a bound. With a
-    ``SourceMap`` the text offsets are recorded too (``parse_html.encoding`` is then set)."""
-    document, stopped = parse_html_bounded(content, charset, max_depth, deadline, source_map)
-    if stopped is not None:
-        raise stopped
-    return document
-
-
 def parse_html_bounded(content: bytes, charset: str | None, max_depth: int, deadline: float,
                        source_map: Any = None, max_elements: int = DEFAULT_MAX_ELEMENTS,
                        ) -> tuple[Any, _Stop | None]:
-    """``parse_html``, except that past ``max_elements`` the tree parsed so far is returned with
-    the ``_Stop`` that ended it (every other bound still raises)."""
+    """The html5lib tree of ``content`` within the depth, deadline and element bounds: past
+    ``max_elements`` the tree parsed so far is returned with the ``_Stop`` that ended it (every other
+    bound still raises). With a ``SourceMap`` the text offsets are recorded too."""
     import html5lib
 
     tree = _bounded_tree_builder(max_depth, deadline, max_elements)

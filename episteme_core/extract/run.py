@@ -111,17 +111,6 @@ def plan_source(catalog: Any, plugins: Any, source: str, *, extractor: str | Non
     return Planned(source, record, chosen, family, options.get("fragment"), options.get("authority"))
 
 
-def plan(home: Home, plugins: Any, sources: Sequence[str] | None, *, extractor: str | None = None,
-         warn: Warn | None = None) -> tuple[Any, list[Planned]]:
-    """Resolve every source's latest snapshot, extractor and family before doing any work."""
-    from episteme_core.stages.snapshots import read_catalog
-
-    catalog = read_catalog(home)
-    targets = list(dict.fromkeys(sources)) if sources else catalog.sources()
-    return catalog, [plan_source(catalog, plugins, source, extractor=extractor, warn=warn)
-                     for source in targets]
-
-
 def signature(plugins: Any, extractor: str | None, options: dict[str, Any]) -> str:
     """The fingerprint of everything besides a source's snapshot and options that decides its
     document: the extractors and families there are to choose from (name, version, priority, what

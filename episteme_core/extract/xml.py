@@ -130,18 +130,11 @@ class _ElementLimit(Exception):
     """Raised inside the parser at the element bound; the tree built so far is kept."""
 
 
-def parse_xml(text: str, max_depth: int) -> Any:
-    """Parse with defusedxml (DTD and entities forbidden), refusing nesting past ``max_depth``."""
-    root, stopped = parse_xml_bounded(text, max_depth)
-    if stopped is not None:
-        raise stopped
-    return root
-
-
 def parse_xml_bounded(text: str, max_depth: int, max_elements: int = DEFAULT_MAX_ELEMENTS,
                       ) -> tuple[Any, XmlRefused | None]:
-    """``parse_xml``, except that past ``max_elements`` the elements read so far are returned
-    (closed where the parse stopped) with the refusal that ended it."""
+    """The element tree of ``text`` (no DTD, no external entity, within ``max_depth``): past
+    ``max_elements`` the elements read so far are returned (closed where the parse stopped) with the
+    refusal that ended it."""
     from xml.etree.ElementTree import TreeBuilder
 
     from defusedxml import DefusedXmlException  # type: ignore[import-untyped]

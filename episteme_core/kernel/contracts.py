@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
+from io import BufferedIOBase
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
@@ -240,8 +241,9 @@ class Exporter(Protocol):
 
     The export command owns ``--out`` (a file, written atomically, or ``-`` with ``--json``: the
     bytes come back in ``data.artifact``). ``configure(parser)`` adds the exporter's own options;
-    ``export(args, ctx, out)`` writes the bytes to ``out`` and returns a summary (JSON data). It
-    never changes the stages. ``media_type`` names what it writes.
+    ``export(args, ctx, out)`` writes the bytes to ``out`` (an ``io.BufferedIOBase``: wrap it in
+    ``io.TextIOWrapper`` for text or ``csv``, and flush or detach the wrapper before returning) and
+    returns a summary (JSON data). It never changes the stages. ``media_type`` names what it writes.
     """
 
     name: str
@@ -250,7 +252,7 @@ class Exporter(Protocol):
 
     def configure(self, parser: argparse.ArgumentParser) -> None: ...
 
-    def export(self, args: argparse.Namespace, ctx: RunContext, out: IO[bytes]) -> Mapping[str, Any]: ...
+    def export(self, args: argparse.Namespace, ctx: RunContext, out: BufferedIOBase) -> Mapping[str, Any]: ...
 
 
 @attrs.frozen
@@ -272,6 +274,28 @@ class CommandLike(Protocol):
     help: str
     configure: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace, RunContext], Outcome]
+
+
+@runtime_checkable
+class ToolLike(Protocol):
+    """An MCP tool for ``episteme serve`` (``episteme_tools``): build it as ``episteme_core.api.Tool``.
+
+    ``run(arguments, call)`` gets arguments already checked against ``input_schema`` (a JSON Schema
+    2020-12 object schema) and a ``ToolCall`` (the home, the plugins, the server's shards), returns
+    the JSON object of the result, refuses by raising ``EpistemeError``, and never writes to the home.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def input_schema(self) -> Mapping[str, Any]: ...
+
+    @property
+    def run(self) -> Callable[..., Mapping[str, Any]]: ...
 
 
 # -- The contracts the registry checks. ----------------------------------------------------------
@@ -302,7 +326,8 @@ class Contract:
 
 def _type_name(kind: type | tuple[type, ...]) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
-    names: dict[type, str] = {str: "a non-empty string", tuple: "a tuple", list: "a list"}
+    names: dict[type, str] = {str: "a non-empty string", tuple: "a tuple", list: "a list",
+                              Mapping: "a mapping"}
     return " or ".join(names.get(k, k.__name__) for k in kinds)
 
 
@@ -345,6 +370,10 @@ CONTRACTS: dict[str, Contract] = {
         "command", CommandLike, {"name": str, "help": str}, ("configure", "run"),
         {"description": "the help line"},
     ),
+    "tool": Contract(
+        "tool", ToolLike, {"name": str, "description": str, "input_schema": Mapping}, ("run",),
+        {"title": "the name"},
+    ),
 }
 
 
@@ -353,8 +382,12 @@ _NAME_ONLY = Contract("component", object, {"name": str}, ())
 
 
 def missing_members(component: Any, kind: str) -> list[str]:
-    """What ``component`` lacks to be a ``kind`` component (empty when it conforms)."""
+    """What ``component`` lacks to be a ``kind`` component (empty when it conforms). A ``priority``
+    that is there must be an integer: ``"high"`` is refused, never taken as 0 without a word."""
     problems = CONTRACTS.get(kind, _NAME_ONLY).missing(component)
+    value = getattr(component, "priority", DEFAULT_PRIORITY)
+    if not isinstance(value, int) or isinstance(value, bool):
+        problems.append("priority (an integer)")
     if kind == "source" and not problems:
         has_configure = callable(getattr(component, "configure", None))
         has_ingest = callable(getattr(component, "ingest", None))
@@ -364,7 +397,8 @@ def missing_members(component: Any, kind: str) -> list[str]:
 
 
 def priority(component: Any) -> int:
-    """A component's selection priority: its ``priority`` when an int, else ``DEFAULT_PRIORITY``."""
+    """A component's selection priority: its ``priority`` (an integer, checked at registration), else
+    ``DEFAULT_PRIORITY``."""
     value = getattr(component, "priority", DEFAULT_PRIORITY)
     return value if isinstance(value, int) and not isinstance(value, bool) else DEFAULT_PRIORITY
 

@@ -20,7 +20,7 @@ from typing import Any
 import pluggy
 
 from episteme_core import __version__, hookspecs
-from episteme_core.errors import EpistemeError
+from episteme_core.errors import Cancelled
 from episteme_core.kernel.registry import Component, PluginInfo, Plugins, Refusal
 
 ENTRY_POINT_GROUP = "episteme"
@@ -76,6 +76,8 @@ def _register_builtins(pm: pluggy.PluginManager, plugins: Plugins) -> None:
         try:
             module = importlib.import_module(module_name)
             pm.register(module, name=module_name)
+        except Cancelled:
+            raise  # a signal while loading is the command's cancellation, never the plugin's failure
         except Exception as exc:  # a broken builtin is reported like any plugin
             info.error = f"{type(exc).__name__}: {exc}"
 
@@ -95,6 +97,8 @@ def _register_entry_points(pm: pluggy.PluginManager, plugins: Plugins) -> None:
         try:
             module: ModuleType = ep.load()
             pm.register(module, name=ep.name)
+        except Cancelled:
+            raise
         except Exception as exc:
             info.error = f"{type(exc).__name__}: {exc}"
 
@@ -104,14 +108,27 @@ def _collect(pm: pluggy.PluginManager, plugins: Plugins) -> None:
         caller = getattr(pm.hook, hook_name)
         # pluggy calls implementations last-registered first; keep that order.
         for impl in reversed(caller.get_hookimpls()):
+            info = plugins.infos[impl.plugin_name]
+            if info.error:  # refused whole already: its other hooks are not called
+                continue
             register = _make_register(plugins, impl.plugin_name, default_kind, kinds, hook_name)
             try:
                 impl.function(register=register)
-            except EpistemeError:
-                raise
+            except Cancelled:
+                raise  # a signal while loading is the command's cancellation, never the plugin's failure
             except Exception as exc:
-                info = plugins.infos[impl.plugin_name]
                 info.error = f"{hook_name} raised {type(exc).__name__}: {exc}"
+                _refuse_whole(plugins, info)
+
+
+def _refuse_whole(plugins: Plugins, info: PluginInfo) -> None:
+    """Take every component of a plugin refused whole out of the registry."""
+    for kind, names in info.components.items():
+        registered = plugins.components.get(kind, {})
+        for name in names:
+            if name in registered and registered[name].plugin == info.name:
+                del registered[name]
+    info.components = {}
 
 
 def _make_register(
@@ -122,35 +139,58 @@ def _make_register(
     info = plugins.infos[plugin_name]
     position = list(plugins.infos).index(plugin_name)
 
+    def refuse(kind: str, name: Any, *, missing: list[str] | None = None, reason: str = "") -> None:
+        named = name if isinstance(name, str) and name else None
+        info.refused.append(Refusal(kind, named, list(missing or []), reason))
+
     def register(component: Any, *, kind: str | None = None) -> None:
         kind = kind or default_kind
-        if kind not in kinds:
-            raise EpistemeError(
-                "INVALID_INPUT",
-                f"plugin {plugin_name} registered a {kind!r} through {hook}, which takes "
-                f"{', '.join(kinds)}",
-                details={"plugin": plugin_name, "kind": kind},
-            )
         name = getattr(component, "name", None)
+        if kind not in kinds:
+            refuse(str(kind), name, reason=f"registered through {hook}, which takes {', '.join(kinds)}")
+            return
         missing = missing_members(component, kind)
         if missing:  # refused here, so no command meets it half-built later
-            info.refused.append(Refusal(kind, name if isinstance(name, str) and name else None, missing))
+            refuse(kind, name, missing=missing)
             return
         assert isinstance(name, str)
-        existing = plugins.components.setdefault(kind, {}).get(name)
-        if existing is not None:
-            raise EpistemeError(
-                "INVALID_INPUT",
-                f"two plugins register the {kind} {name!r}: {existing.plugin} and {plugin_name}",
-                details={"kind": kind, "name": name, "plugins": [existing.plugin, plugin_name]},
-                hint="uninstall one of them, or restrict loading with EPISTEME_LOAD_PLUGINS",
-            )
+        table = plugins.components.setdefault(kind, {})
+        existing = table.get(name)
+        if existing is not None or (kind, name) in plugins.clashes:
+            _clash(plugins, info, kind, name, existing)
+            if not info.builtin or name in table:
+                return
         sequence = sum(len(names) for names in info.components.values())
-        plugins.components[kind][name] = Component(kind, name, plugin_name, component,
-                                                   order=(position, sequence))
+        table[name] = Component(kind, name, plugin_name, component, order=(position, sequence))
         info.components.setdefault(kind, []).append(name)
 
     return register
+
+
+def _clash(plugins: Plugins, info: PluginInfo, kind: str, name: str, existing: Component | None) -> None:
+    """Two plugins registered one name: a builtin keeps it (a plugin overrides a builtin by priority,
+    never by its name); between plugins neither is used, and both are told who else claimed it."""
+    first = plugins.infos[existing.plugin] if existing is not None else None
+    if first is not None and first.builtin:
+        info.refused.append(Refusal(kind, name, reason=_builtin_name(first.name)))
+        return
+    plugins.clashes.add((kind, name))
+    if existing is not None and first is not None:
+        del plugins.components[kind][name]
+        first.components[kind].remove(name)
+        if not first.components[kind]:
+            del first.components[kind]
+        reason = _builtin_name(info.name) if info.builtin else f"plugin {info.name} registers the same name"
+        first.refused.append(Refusal(kind, name, reason=reason))
+    if info.builtin:  # the builtin came second (hook order): it takes the name back
+        plugins.clashes.discard((kind, name))
+        return
+    others = existing.plugin if existing is not None else "another plugin"
+    info.refused.append(Refusal(kind, name, reason=f"plugin {others} registers the same name"))
+
+
+def _builtin_name(builtin: str) -> str:
+    return f"the name is the builtin {builtin}'s (give it another name, and a higher priority)"
 
 
 def _drop_invalid(pm: pluggy.PluginManager, plugins: Plugins) -> None:

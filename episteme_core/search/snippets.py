@@ -72,13 +72,6 @@ def _boundary_before(text: str, position: int, floor: int) -> int:
     return space + 1 if space >= 0 else floor
 
 
-def window_score(text: str, weights: Mapping[str, float], max_chars: int,
-                 languages: Sequence[str] = (DEFAULT_LANGUAGE,)) -> float:
-    """The score of the best window of ``text`` (see ``best_window``); 0 when no term matches."""
-    matches = term_matches(text, weights, languages) if weights else []
-    return _best(matches, max_chars)[0]
-
-
 def _best(matches: list[tuple[int, int, str, float]], span: int) -> tuple[float, int, int]:
     """(score, lo, hi) of the best run of matches ``[lo, hi)`` that fits in ``span`` characters; of
     runs that score the same, the last: the words a question shares with a passage tend to come

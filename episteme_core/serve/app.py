@@ -19,13 +19,15 @@ import attrs
 
 from episteme_core import __version__
 from episteme_core.errors import EpistemeError
+from episteme_core.kernel.contracts import ToolLike
+from episteme_core.kernel.defaults import (
+    DEFAULT_HOST,
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_INFLIGHT,
+    DEFAULT_PORT,
+)
 from episteme_core.serve.guards import Address, parse_host, read_token_file
-from episteme_core.serve.tools import ToolLike
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 18113
-DEFAULT_MAX_INFLIGHT, MAX_INFLIGHT = 32, 1024
-DEFAULT_MAX_BODY_BYTES, MIN_BODY_BYTES, MAX_BODY_BYTES = 64 * 1024, 1024, 16 * 1024 * 1024
 DRAIN_SECONDS = 30
 CONNECTIONS_PER_SLOT = 4  # open connections (idle keep-alive ones too) allowed per request in flight
 Announce = Callable[[str, dict[str, Any]], None]

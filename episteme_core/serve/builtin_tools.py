@@ -101,9 +101,10 @@ def _ask_schema() -> dict[str, Any]:
         "reader": _text("a reader named in config.json, or a reader kind such as bm25 "
                         "(default: every configured reader, else bm25)"),
         "budget": _integer("total characters of paragraphs in the answer; whole paragraphs only",
-                           default=ask_run.DEFAULT_BUDGET, low=defaults.MIN_BUDGET, high=defaults.MAX_BUDGET),
+                           default=defaults.DEFAULT_BUDGET, low=defaults.MIN_BUDGET,
+                           high=defaults.MAX_BUDGET),
         "candidates": _integer("BM25 candidates per shard handed to the reader",
-                               default=ask_run.DEFAULT_CANDIDATES, low=defaults.MIN_CANDIDATES,
+                               default=defaults.DEFAULT_CANDIDATES, low=defaults.MIN_CANDIDATES,
                                high=defaults.MAX_CANDIDATES),
         "includeMarked": {"type": "boolean", "default": False, "description":
                           "also consider marked paragraphs (thinking, tool calls and results, summaries)"},
@@ -121,8 +122,8 @@ def run_ask(arguments: dict[str, Any], call: ToolCall) -> dict[str, Any]:
         filter=ask_run.parse_filter(",".join(chosen)) if chosen is not None else None,
         since=ask_run.parse_since(since) if since is not None else None,
         reader=arguments.get("reader"),
-        budget=arguments.get("budget", ask_run.DEFAULT_BUDGET),
-        candidates=arguments.get("candidates", ask_run.DEFAULT_CANDIDATES),
+        budget=arguments.get("budget", defaults.DEFAULT_BUDGET),
+        candidates=arguments.get("candidates", defaults.DEFAULT_CANDIDATES),
         include_marked=arguments.get("includeMarked", False),
     )
     from episteme_core.search.indexers import warn_in_flight

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from episteme_core.errors import EpistemeError
-from episteme_core.serve.tools import ToolCall, ToolLike
+from episteme_core.kernel.contracts import ToolLike
+from episteme_core.serve.tools import ToolCall
 
 if TYPE_CHECKING:
     from episteme_core.kernel.contracts import SearchableShards

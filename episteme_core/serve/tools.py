@@ -7,7 +7,7 @@ them. This module is light (attrs only): plugin modules import it at every start
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -42,22 +42,6 @@ class ToolCall:
         if self._shards is None:
             self._shards = self.open_shards()
         return self._shards
-
-
-class ToolLike(Protocol):
-    """What ``episteme serve`` needs of a registered tool (``Tool`` is the usual one)."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def description(self) -> str: ...
-
-    @property
-    def input_schema(self) -> Mapping[str, Any]: ...
-
-    @property
-    def run(self) -> ToolFunction: ...
 
 
 @attrs.frozen

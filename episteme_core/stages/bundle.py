@@ -22,6 +22,7 @@ import hashlib
 import io
 import os
 from collections.abc import Mapping
+from io import BufferedIOBase
 from typing import IO, TYPE_CHECKING, Any
 
 import attrs
@@ -75,7 +76,7 @@ def _member(name: str, size: int) -> tarfile.TarInfo:
     return info
 
 
-def write_bundle(home: Home, out: IO[bytes]) -> dict[str, Any]:
+def write_bundle(home: Home, out: IO[bytes] | BufferedIOBase) -> dict[str, Any]:
     """Write the home's committed shards as a bundle to ``out``; a summary of what it holds.
 
     Call it where the commit cannot change (under the writer lock, right after building)."""

@@ -1,8 +1,10 @@
 """Where an export's bytes go: a file written atomically, or memory for ``--out -``.
 
-Exporters only produce bytes (``export(args, ctx, out)`` writes to ``out``); this module owns the
-target: a temp file beside it, fsync'd and renamed into place (so a reader sees the old file or the
-new one, never a part), or a buffer whose bytes come back as the envelope's ``data.artifact``.
+Exporters only produce bytes (``export(args, ctx, out)`` writes to ``out``, an ``ExportStream``); this
+module owns the target: a temp file beside it, fsync'd and renamed into place (so a reader sees the old
+file or the new one, never a part), or a buffer whose bytes come back as the envelope's
+``data.artifact``. A target that is a folder, or whose folder is missing, is refused before anything
+is written.
 """
 
 from __future__ import annotations
@@ -33,42 +35,84 @@ class Exported:
     data: bytes | None
 
 
-class _Counting:
-    """A write-only wrapper that hashes and counts what passes through to ``inner``."""
+class ExportStream(io.BufferedIOBase):
+    """The binary stream an exporter writes to: a real ``io.BufferedIOBase``, so ``io.TextIOWrapper``,
+    ``csv`` (through a text wrapper), ``gzip.GzipFile`` and ``tarfile`` work on it. It counts and hashes
+    what passes through. Closing it (as a text wrapper does when it goes away) flushes and ends the
+    exporter's writing; the file itself is finished by the export's owner, atomically."""
 
     def __init__(self, inner: IO[bytes]) -> None:
-        self.inner = inner
-        self.digest = hashlib.sha256()
+        super().__init__()
+        self._inner = inner
+        self._digest = hashlib.sha256()
         self.size = 0
 
-    def write(self, data: bytes) -> int:
-        self.digest.update(data)
-        self.size += len(data)
-        return self.inner.write(data)
+    @property
+    def sha256(self) -> str:
+        return self._digest.hexdigest()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        if self.closed:
+            raise ValueError("write to a closed export stream")
+        view = memoryview(data).cast("B")
+        self._digest.update(view)
+        self.size += len(view)
+        self._inner.write(view)
+        return len(view)
 
     def flush(self) -> None:
-        self.inner.flush()
+        if not self.closed:
+            self._inner.flush()
 
 
-Produce = Callable[[IO[bytes]], Mapping[str, Any]]
+Produce = Callable[[ExportStream], Mapping[str, Any]]
+
+
+def check_target(out: str, *, option: str = "--out") -> Path:
+    """The file ``out`` names, refused (``INVALID_USAGE``, with a hint) when it is a folder, when its
+    folder is missing (nothing creates folders on the way) or when a file stands where a folder must."""
+    from episteme_core.errors import EpistemeError
+
+    target = Path(out).expanduser().absolute()
+    if target.is_dir():
+        raise EpistemeError("INVALID_USAGE", f"{option} {out} is a folder, not a file",
+                            details={"path": str(target)},
+                            hint=f"name a file in it, for example {option} {Path(out) / 'export.out'}")
+    for parent in target.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise EpistemeError("INVALID_USAGE", f"{option} {out}: {parent} is a file, not a folder",
+                                    details={"path": str(target), "file": str(parent)},
+                                    hint="choose a path whose folders exist")
+            break
+    if not target.parent.is_dir():
+        raise EpistemeError("INVALID_USAGE", f"{option} {out}: the folder {target.parent} does not exist",
+                            details={"path": str(target), "folder": str(target.parent)},
+                            hint=f"create it first (mkdir -p {target.parent}); exports never create folders")
+    return target
 
 
 def export_bytes(produce: Produce, out: str) -> Exported:
-    """Run ``produce(stream)`` into ``out``: a path (atomic replace) or ``-`` (kept in memory)."""
+    """Run ``produce(stream)`` into ``out``: a path (atomic replace) or ``-`` (kept in memory).
+
+    ``stream`` is an ``ExportStream``; a path is checked first (``check_target``)."""
     from episteme_core.store.atomic import fsync_dir, temp_path_for
 
     if out == "-":
         buffer = io.BytesIO()
-        counting = _Counting(buffer)
-        summary = dict(produce(counting))  # type: ignore[arg-type]
-        return Exported(summary, counting.size, counting.digest.hexdigest(), None, buffer.getvalue())
-    target = Path(out).expanduser().absolute()
-    target.parent.mkdir(parents=True, exist_ok=True)
+        stream = ExportStream(buffer)
+        summary = dict(produce(stream))
+        return Exported(summary, stream.size, stream.sha256, None, buffer.getvalue())
+    target = check_target(out)
     temp = temp_path_for(target)
     try:
         with open(temp, "xb") as handle:
-            counting = _Counting(handle)
-            summary = dict(produce(counting))  # type: ignore[arg-type]
+            stream = ExportStream(handle)
+            summary = dict(produce(stream))
+            stream.flush()
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, target)
@@ -76,7 +120,7 @@ def export_bytes(produce: Produce, out: str) -> Exported:
     finally:
         with contextlib.suppress(FileNotFoundError):
             temp.unlink()
-    return Exported(summary, counting.size, counting.digest.hexdigest(), target, None)
+    return Exported(summary, stream.size, stream.sha256, target, None)
 
 
 def artifact(exporter: str, media_type: str, data: bytes) -> dict[str, Any]:

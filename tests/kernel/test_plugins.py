@@ -67,20 +67,66 @@ def test_a_plugin_that_fails_to_import_is_reported_and_the_rest_load(plugin_site
     assert listing.exit_code == 0
     broken = next(p for p in listing.envelope["data"]["plugins"] if p["name"] == "broken")
     assert "ImportError" in broken["error"]
-    assert listing.envelope["warnings"][0]["code"] == "PLUGIN_LOAD_FAILED"
+    assert listing.envelope["warnings"][0]["code"] == "PLUGIN_FAILED"
     other = invoke("sample-read", "--input", "-", stdin=b"[]")
     assert other.exit_code == 0
     assert "warning: plugin broken failed to load" in other.stderr
 
 
-def test_two_components_with_one_name_is_an_error_naming_both_plugins(plugin_site) -> None:
+def test_a_name_a_builtin_holds_is_refused_and_every_command_still_works(plugin_site) -> None:
     plugin_site("clash")
     result = invoke("--json", "plugins")
-    assert result.exit_code == 3
-    error = result.envelope["error"]
-    assert error["code"] == "INVALID_INPUT"
-    assert set(error["details"]["plugins"]) == {"clash", "episteme_core.builtins.kernel_commands"}
-    assert "clash" in error["message"] and "kernel_commands" in error["message"]
+    assert result.exit_code == 0
+    clash = next(p for p in result.envelope["data"]["plugins"] if p["name"] == "clash")
+    assert clash["refused"] == [{"kind": "command", "name": "verify", "missing": [],
+                                 "reason": "the name is the builtin episteme_core.builtins.kernel_commands's "
+                                           "(give it another name, and a higher priority)"}]
+    warning = next(w for w in result.envelope["warnings"] if w["code"] == "COMPONENT_REFUSED")
+    assert warning["plugin"] == "clash" and "verify" in warning["message"]
+    validate(result.envelope["data"], "plugins")
+    assert invoke("--json", "verify", "--home", "/nonexistent-home").envelope["command"] == "verify"
+
+
+def test_two_plugins_claiming_one_name_are_both_refused_and_the_rest_loads(plugin_site) -> None:
+    plugin_site("mistakes", "twin")
+    plugins = load_plugins()
+    assert "twin" not in plugins.components["command"]
+    refused = {(plugin, r.name): r.reason for plugin, r in plugins.refusals() if r.name == "twin"}
+    assert refused == {("mistakes", "twin"): "plugin twin registers the same name",
+                       ("twin", "twin"): "plugin mistakes registers the same name"}
+    assert invoke("mistakes-ok").stdout.strip() == "ok"
+    missing = invoke("--json", "twin")
+    assert missing.exit_code == 2 and missing.envelope["error"]["code"] == "INVALID_USAGE"
+
+
+def test_a_wrong_kind_and_a_priority_that_is_no_integer_are_refused(plugin_site) -> None:
+    plugin_site("mistakes")
+    result = invoke("--json", "plugins")
+    assert result.exit_code == 0
+    mistakes = next(p for p in result.envelope["data"]["plugins"] if p["name"] == "mistakes")
+    by_name = {r["name"]: r for r in mistakes["refused"]}
+    assert by_name["misfiled"]["kind"] == "command"
+    assert by_name["misfiled"]["reason"] == "registered through episteme_exporters, which takes exporter"
+    assert by_name["eager-text"]["missing"] == ["priority (an integer)"]
+    assert "eager-text" not in mistakes["components"].get("extractor", [])
+    codes = [w["code"] for w in result.envelope["warnings"]]
+    assert codes.count("COMPONENT_REFUSED") == 2
+    listing = invoke("plugins")
+    assert "refused: command 'misfiled': registered through episteme_exporters" in listing.stdout
+    assert "refused: extractor 'eager-text', which lacks priority (an integer)" in listing.stdout
+
+
+def test_a_hook_that_raises_refuses_its_plugin_whole(plugin_site) -> None:
+    plugin_site("raising", "sample")
+    plugins = load_plugins()
+    raising = plugins.infos["raising"]
+    assert raising.error == "episteme_tools raised RuntimeError: the tools hook is broken"
+    assert raising.components == {} and "raising-cmd" not in plugins.components["command"]
+    result = invoke("--json", "plugins")
+    assert result.exit_code == 0
+    failed = [w for w in result.envelope["warnings"] if w["code"] == "PLUGIN_FAILED"]
+    assert [w["plugin"] for w in failed] == ["raising"]
+    assert invoke("sample-read", "--input", "-", stdin=b"[]").exit_code == 0
 
 
 def test_unknown_component_lookup_lists_what_exists() -> None:

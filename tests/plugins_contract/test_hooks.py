@@ -140,6 +140,7 @@ def test_hook_episteme_exporters(plugin_site, home: Path, tmp_path: Path) -> Non
     plugin_site("sample")
     _sample_document(home)
     out = tmp_path / "out" / "ids.json"
+    out.parent.mkdir()
     written = _ok("--home", str(home), "--json", "export", "sample-exporter", "--out", str(out),
                   "--label", "x")
     data = written.envelope["data"]
@@ -158,6 +159,40 @@ def test_hook_episteme_exporters(plugin_site, home: Path, tmp_path: Path) -> Non
     warc = binary.envelope["data"]["artifact"]
     validate(warc, "artifact")
     assert warc["encoding"] == "base64" and base64.b64decode(warc["data"])[:4] == b"\x1f\x8b\x08\x00"
+
+
+def test_export_out_must_name_a_file_in_a_folder_that_exists(plugin_site, home: Path, tmp_path: Path) -> None:
+    """A folder, a path under a file and a missing folder are INVALID_USAGE with a hint; nothing is
+    written and no folder is made."""
+    plugin_site("sample")
+    _sample_document(home)
+    (tmp_path / "a-file").write_text("x")
+    for out, said in ((tmp_path, "is a folder, not a file"),
+                      (tmp_path / "a-file" / "x.json", "is a file, not a folder"),
+                      (tmp_path / "missing" / "x.json", "does not exist")):
+        result = invoke("--home", str(home), "--json", "export", "sample-exporter", "--out", str(out))
+        assert result.exit_code == 2, result.stderr
+        error = result.envelope["error"]
+        assert error["code"] == "INVALID_USAGE" and said in error["message"] and error["hint"]
+    assert not (tmp_path / "missing").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "home"]
+
+
+def test_an_exporter_gets_a_binary_stream_text_wrappers_and_csv_work_on() -> None:
+    import csv
+    import io
+
+    from episteme_core.store.output import export_bytes
+
+    def produce(out: io.BufferedIOBase) -> dict[str, int]:
+        assert out.writable() and not out.readable() and not out.seekable()
+        text = io.TextIOWrapper(out, encoding="utf-8", newline="")
+        csv.writer(text).writerows([["a", "b"], ["é", "2"]])
+        return {"rows": 2}  # the wrapper is dropped unflushed: closing it flushes into the stream
+
+    exported = export_bytes(produce, "-")
+    assert exported.data == "a,b\r\né,2\r\n".encode()
+    assert exported.size == len(exported.data) and exported.summary == {"rows": 2}
 
 
 def test_hook_episteme_commands(plugin_site) -> None:

@@ -54,6 +54,12 @@ def test_every_builtin_component_keeps_its_contract(kind: str) -> None:
     assert components, f"no builtin {kind}"
     for component in components:
         assert missing_members(component, kind) == []
+        if kind == "reader" and component.name == "http":  # it reads through a real server
+            from episteme_core.ask.reference_server import ReferenceServer
+
+            with ReferenceServer() as server:
+                assert check_component(component, kind, options={"url": server.url}) == kind
+            continue
         assert check_component(component, kind) == kind
 
 
@@ -113,3 +119,74 @@ def test_check_component_runs_an_indexer_and_catches_one_that_ignores_filters(pl
 
     with pytest.raises(AssertionError, match="filters ignored"):
         check_component(Careless(), "indexer")
+
+
+class _RaisingExtractor:
+    name, version, content_types, limits = "raising", "1", ("text/plain",), ()
+
+    def extract(self, request):  # type: ignore[no-untyped-def]
+        raise ValueError("cannot read this")
+
+
+class _FortyTwoKind:
+    name, description = "forty-two", "a reader kind whose open() gives no reader"
+
+    def open(self, spec):  # type: ignore[no-untyped-def]
+        return 42
+
+
+class _StringExporter:
+    name, help, media_type = "stringly", "an exporter that returns a string", "text/plain"
+
+    def configure(self, parser):  # type: ignore[no-untyped-def]
+        return None
+
+    def export(self, args, ctx, out):  # type: ignore[no-untyped-def]
+        out.write(b"x")
+        return "done"
+
+
+class _ReaderWithoutDescription:
+    name = "nameless-reader"
+
+    def open(self, spec):  # type: ignore[no-untyped-def]
+        return 42
+
+
+def test_check_component_runs_every_kind_and_catches_what_the_members_alone_pass() -> None:
+    with pytest.raises(AssertionError, match="extractor 'raising' raised ValueError"):
+        check_component(_RaisingExtractor(), "extractor")
+    with pytest.raises(AssertionError, match="open\\(\\) of reader kind 'forty-two' gave 42"):
+        check_component(_FortyTwoKind(), "reader")
+    with pytest.raises(AssertionError, match="export\\(\\) of 'stringly' returned 'done', not a mapping"):
+        check_component(_StringExporter(), "exporter")
+
+
+def test_check_component_infers_the_kind_each_builtin_and_fixture_has() -> None:
+    for component, kind in ((_FortyTwoKind(), "reader"), (_StringExporter(), "exporter"),
+                            (_RaisingExtractor(), "extractor")):
+        with pytest.raises(AssertionError) as raised:
+            check_component(component)
+        assert kind in str(raised.value), (kind, raised.value)
+    with pytest.raises(AssertionError, match="as a reader it lacks description"):
+        check_component(_ReaderWithoutDescription())
+
+
+def test_check_component_runs_an_exporter_that_writes_text_through_a_wrapper() -> None:
+    import csv
+    import io
+
+    class CsvExporter:
+        name, help, media_type = "csv-rows", "rows as CSV", "text/csv"
+
+        def configure(self, parser):  # type: ignore[no-untyped-def]
+            parser.add_argument("--label", default="x")
+
+        def export(self, args, ctx, out):  # type: ignore[no-untyped-def]
+            text = io.TextIOWrapper(out, encoding="utf-8", newline="")
+            csv.writer(text).writerows([["label", "n"], [args.label, 1]])
+            text.flush()
+            text.detach()
+            return {"rows": 2}
+
+    assert check_component(CsvExporter(), argv=["--label", "y"]) == "exporter"

@@ -27,8 +27,9 @@ def test_the_plugin_tool_is_listed_beside_the_builtins(served: Served) -> None:
     assert anyio.run(go) == ["ask", "query", "sample-echo", "show", "sources", "verify"]
 
 
-def test_an_object_that_is_not_a_tool_is_left_out_with_a_warning(served: Served) -> None:
-    warning = "tool 'sample-not-a-tool' of plugin sample is not served: it has no description"
+def test_an_object_that_is_not_a_tool_is_refused_at_registration_with_a_warning(served: Served) -> None:
+    warning = ("plugin sample: refused tool 'sample-not-a-tool', which lacks description (a non-empty "
+               "string), input_schema (a mapping), run() (a method)")
     assert warning in served.log_when(warning)
 
 
