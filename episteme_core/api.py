@@ -101,6 +101,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "query": ("episteme_core.search.query", "query"),
     "QueryResult": ("episteme_core.search.query", "QueryResult"),
     "open_index": ("episteme_core.search.indexers", "open_index"),
+    "build_index": ("episteme_core.search.indexers", "build_index"),
     "Filters": ("episteme_core.records.hits", "Filters"),
     "Hit": ("episteme_core.records.hits", "Hit"),
     "ShardSet": ("episteme_core.search.shardset", "ShardSet"),
@@ -162,13 +163,13 @@ __all__ = [
     "Register", "RowChunker", "RunContext", "SearchableShard", "SearchableShards", "Section", "ShardSet",
     "ShardsWriter", "SnapshotCatalog", "SnapshotWriter", "Source", "Span", "StoredShard", "Tool",
     "ToolCall", "ToolLike", "Window", "__version__", "add_float_option", "add_global_options",
-    "add_int_option", "add_pack_option", "ask", "atomic_write", "build_chunks", "build_record",
-    "canonical_bytes", "canonical_text", "chunk_from_json", "crashpoint", "cut_rows", "decode_source",
-    "decode_text", "extract_ids", "fingerprint", "float_range", "from_timestamp", "fsync_dir", "hookimpl",
-    "id_segment", "ingest_outcome", "iter_chunk_rows", "known_ids", "layout", "load_plugins",
-    "loads_strict", "make_identity", "merge_grown", "open_bundle", "open_committed", "open_index",
-    "paragraph_rows", "parse_prompt", "parse_time", "paused_cycle_gc", "query", "read_catalog",
-    "read_chunks", "read_documents", "read_input", "reader_messages", "reader_prompt_parts",
+    "add_int_option", "add_pack_option", "ask", "atomic_write", "build_chunks", "build_index",
+    "build_record", "canonical_bytes", "canonical_text", "chunk_from_json", "crashpoint", "cut_rows",
+    "decode_source", "decode_text", "extract_ids", "fingerprint", "float_range", "from_timestamp",
+    "fsync_dir", "hookimpl", "id_segment", "ingest_outcome", "iter_chunk_rows", "known_ids", "layout",
+    "load_plugins", "loads_strict", "make_identity", "merge_grown", "open_bundle", "open_committed",
+    "open_index", "paragraph_rows", "parse_prompt", "parse_time", "paused_cycle_gc", "query",
+    "read_catalog", "read_chunks", "read_documents", "read_input", "reader_messages", "reader_prompt_parts",
     "reader_response_format", "run_ingest", "safe_name", "sha256_hex", "split_paragraphs", "temp_path_for",
     "utc_iso", "window_rows", "windows"
 ]
@@ -289,6 +290,7 @@ if TYPE_CHECKING:
     from episteme_core.records.reading import ReadReply as ReadReply
     from episteme_core.records.reading import ReadRequest as ReadRequest
     from episteme_core.records.trust import CONTENT_TRUST as CONTENT_TRUST
+    from episteme_core.search.indexers import build_index as build_index
     from episteme_core.search.indexers import open_index as open_index
     from episteme_core.search.opening import open_bundle as open_bundle
     from episteme_core.search.opening import open_committed as open_committed

@@ -1,11 +1,12 @@
 """Every extension point of episteme, documented in place. Start reading here.
 
 Each hook hands the plugin a ``register`` callback. A plugin calls it once per component it offers.
-Each kind of component has a contract (``episteme_core.kernel.contracts``: a Protocol, and the members the
-registry checks); a component is checked as it registers, and one that lacks a required member is
+Each kind of component has a contract (``episteme_core.kernel.contracts``: a Protocol, and the
+members the registry checks); a component is checked as it registers, and one that lacks a required member is
 refused there, named with its plugin on ``episteme plugins``, while everything else keeps working.
-The kernel owns the registry: it records which plugin registered what, reports two components of
-one kind with one name as an error naming both plugins, and lists everything in ``episteme plugins``.
+The kernel owns the registry: it records which plugin registered what, refuses a name two plugins
+claim (naming both; a builtin keeps its own names), and lists everything in ``episteme plugins``. A
+plugin's mistake stays its own: a plugin whose hook raises is refused whole, everything else loads.
 Where several components could take one input, the highest ``priority`` wins (default 0); a tie
 is a ``COMPONENT_TIE`` warning naming both.
 
@@ -39,7 +40,7 @@ def episteme_sources(register: Register) -> None:
     """Register capture sources (builtins: http, file, warc, books, claude, intent).
 
     A source turns something outside the home (a URL, a file, a transcript, a repository) into
-    snapshots in the store. Contract: ``components.Source`` (``name``, ``help``); with
+    snapshots in the store. Contract: ``contracts.Source`` (``name``, ``help``); with
     ``configure(parser)`` and ``ingest(args, ctx)`` it is ``episteme ingest NAME``. Called at load;
     the source runs only inside ``ctx.writing()`` (re-entrant, so it may take it itself) and stores
     bytes only through the snapshots writer (``SnapshotWriter``, ``run_ingest``).
@@ -51,9 +52,9 @@ def episteme_extractors(register: Register) -> None:
     """Register content extractors (``kind="extractor"``; builtins html, pdf, text, xml, record) and
     families (``kind="family"``; builtin generic) that tune extraction for a kind of document.
 
-    An extractor (``components.Extractor``) turns a snapshot's bytes into a document of sections and
+    An extractor (``contracts.Extractor``) turns a snapshot's bytes into a document of sections and
     blocks, offline; the one of highest priority for the content type is used. A family
-    (``components.Family``) supplies rules (which sections are informative, how anchors are named),
+    (``contracts.Family``) supplies rules (which sections are informative, how anchors are named),
     hashed into the document's configuration sha256. Extractors never fetch anything.
     """
 
@@ -62,7 +63,7 @@ def episteme_extractors(register: Register) -> None:
 def episteme_chunkers(register: Register) -> None:
     """Register chunkers (builtins: window for documents, paragraph for records).
 
-    A chunker (``components.Chunker``) turns the committed documents it ``accepts`` into bounded
+    A chunker (``contracts.Chunker``) turns the committed documents it ``accepts`` into bounded
     chunks that keep the citation of every block they cover, built with ``build_chunks`` or
     ``cut_rows``. Each document goes to the accepting chunker of highest priority. Its output must
     depend only on its input, its version and its options.
@@ -73,7 +74,7 @@ def episteme_chunkers(register: Register) -> None:
 def episteme_indexers(register: Register) -> None:
     """Register indexers (builtin: bm25); a home uses the one ``--indexer`` or config ``indexer`` names.
 
-    An indexer (``components.Indexer``) builds shards from committed chunks under the writer lock
+    An indexer (``contracts.Indexer``) builds shards from committed chunks under the writer lock
     (``build(ctx, reshard=)``, a report) and opens them for search (``open(home)``, a
     ``SearchableShards``); ``query``, ``ask``, ``pipeline``, ``ingest`` and ``serve`` reach the index
     only through it. Its commit names the indexer and what the shards were built from, so shards of
@@ -85,7 +86,7 @@ def episteme_indexers(register: Register) -> None:
 def episteme_readers(register: Register) -> None:
     """Register reader kinds for ``ask`` (builtins: bm25, http).
 
-    A reader kind (``components.ReaderKind``) opens readers from ``config.json`` entries; a reader
+    A reader kind (``contracts.ReaderKind``) opens readers from ``config.json`` entries; a reader
     receives one shard's labelled paragraphs and a question and returns the labels that bear on it.
     It only names: text it writes is never returned to the user.
     """
@@ -95,7 +96,7 @@ def episteme_readers(register: Register) -> None:
 def episteme_exporters(register: Register) -> None:
     """Register exporters (builtin: warc), each ``episteme export NAME --out FILE|-``.
 
-    An exporter (``components.Exporter``) reads committed artifacts and writes the bytes of a derived
+    An exporter (``contracts.Exporter``) reads committed artifacts and writes the bytes of a derived
     file to the stream it is given; the export command owns ``--out``, atomic writes and
     ``data.artifact``. It never changes the stages.
     """

@@ -1,4 +1,4 @@
-"""The bm25 indexer's shards: open the committed set (through ``shardstage``, from a home or an index
+"""The bm25 indexer's shards: open the committed set (through ``search.opening``, from a home or an index
 bundle), refuse another analyzer's, and rank chunks by BM25.
 
 Scoring adds each query term's precomputed BM25 contributions (CSC postings of bm25s's lucene

@@ -312,16 +312,29 @@ class Contract:
     optional: Mapping[str, str] = attrs.field(factory=dict)  # member -> what it defaults to
 
     def missing(self, component: Any) -> list[str]:
-        """What ``component`` lacks, each as ``name (what it must be)``; empty when it conforms."""
+        """What ``component`` lacks, each as ``name (what it must be)``; empty when it conforms.
+
+        A member its class defines as a property is taken as present without being read: a
+        component may load what it holds lazily (the builtin tools do), and reading it here would
+        import it at every start."""
         problems: list[str] = []
         for name, kind in self.attributes.items():
+            if _lazy(component, name):
+                continue
             value = getattr(component, name, None)
             if not isinstance(value, kind) or (isinstance(value, str) and not value):
                 problems.append(f"{name} ({_type_name(kind)})")
         for name in self.methods:
-            if not callable(getattr(component, name, None)):
+            if not _lazy(component, name) and not callable(getattr(component, name, None)):
                 problems.append(f"{name}() (a method)")
         return problems
+
+
+def _lazy(component: Any, name: str) -> bool:
+    """Whether ``name`` is a property of ``component``'s class (read only when used)."""
+    import inspect
+
+    return isinstance(inspect.getattr_static(type(component), name, None), property)
 
 
 def _type_name(kind: type | tuple[type, ...]) -> str:

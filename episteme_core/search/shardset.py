@@ -1,7 +1,7 @@
 """Search over shards, whoever built them: one set of shards searched as one.
 
-An indexer's ``open(home)`` returns a set of shards (``components.SearchableShards``); the kernel's
-``ShardSet`` is that set for any shards that keep ``components.SearchableShard``: it searches each
+An indexer's ``open(home)`` returns a set of shards (``contracts.SearchableShards``); the kernel's
+``ShardSet`` is that set for any shards that keep ``contracts.SearchableShard``: it searches each
 shard on its own and merges the hits by (-score, chunk id), with one idf over every shard it reads so
 that scores of different shards compare. ``query``, ``ask`` and ``serve`` use only what is here and in
 the Protocols, so they work with any registered indexer. Light: attrs only (``episteme --help``).
@@ -44,7 +44,7 @@ def bm25_idf(units: int, df: int) -> float:
 
 @attrs.define
 class ShardSet:
-    """Committed shards opened by an indexer (``components.SearchableShards``), searched as one.
+    """Committed shards opened by an indexer (``contracts.SearchableShards``), searched as one.
 
     ``meta`` is the shards stage's commit meta (``meta["indexer"]`` names who built them);
     ``in_flight`` is set when the shards no longer cover the chunks or the log but a writer is at

@@ -27,7 +27,7 @@ def check_component(component: Any, kind: str | None = None, *, options: Mapping
     - reader: ``open(spec)`` (``options`` are the spec's) gives a reader that names, among a sample
       read's candidates, at least one and only those offered;
     - exporter: its options parsed from ``argv``, it writes bytes to a binary stream over a sample home
-      and returns a JSON summary;
+      (extracted, chunked and indexed) and returns a JSON summary;
     - source, command: their options configure a parser; tool: its input schema is valid JSON Schema.
     """
     from episteme_core.kernel.contracts import CONTRACTS, missing_members
@@ -275,6 +275,7 @@ def _check_exporter(exporter: Any, argv: Sequence[str]) -> None:
     from episteme_core.kernel.context import RunContext
     from episteme_core.kernel.loader import load_plugins
     from episteme_core.records.canonical import canonical_bytes
+    from episteme_core.search.indexers import build_index
     from episteme_core.store.output import ExportStream
 
     parser = argparse.ArgumentParser(prog=f"episteme export {exporter.name}", exit_on_error=False)
@@ -287,6 +288,7 @@ def _check_exporter(exporter: Any, argv: Sequence[str]) -> None:
     with tempfile.TemporaryDirectory() as folder:
         sample = make_sample_home(Path(folder) / "home")
         ctx = RunContext(command="check", home=sample.home, plugins=load_plugins())
+        build_index(ctx)  # an exporter may export query results: the sample home is indexed too
         buffer = io.BytesIO()
         stream = ExportStream(buffer)
         summary = exporter.export(args, ctx, stream)

@@ -15,7 +15,21 @@ GUIDE_PLUGIN = ROOT / "tests" / "fixtures" / "plugins" / "site-guide" / "epistem
 
 def test_the_guide_shows_exactly_the_tested_plugin() -> None:
     guide = (ROOT / "docs" / "plugins.md").read_text("utf-8")
-    assert "```python\n" + GUIDE_PLUGIN.read_text("utf-8") + "```" in guide
+    for shown in (GUIDE_PLUGIN, GUIDE_PLUGIN.with_name("episteme_guide_retrieval.py"),
+                  ROOT / "tests" / "kernel" / "test_plugin_guide_retrieval.py"):
+        assert "```python\n" + shown.read_text("utf-8") + "```" in guide, shown
+
+
+def test_the_guide_and_every_snippet_of_the_docs_import_only_the_public_api() -> None:
+    """Code blocks in docs/ (and the guide's files) import the kernel only through ``api`` and
+    ``testing``: what they show a plugin author, an author may copy."""
+    import re
+
+    allowed = ("episteme_core.api", "episteme_core.testing")
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        for block in re.findall(r"```python\n(.*?)```", page.read_text("utf-8"), re.S):
+            for module in re.findall(r"^\s*(?:from|import)\s+(episteme_core[\w.]*)", block, re.M):
+                assert module.startswith(allowed), f"{page.name} shows an import of {module}"
 
 
 def test_the_guide_family_is_chosen_by_url_and_marks_asides(plugin_site, home: Path, tmp_path: Path) -> None:

@@ -108,9 +108,11 @@ def test_a_wrong_kind_and_a_priority_that_is_no_integer_are_refused(plugin_site)
     assert by_name["misfiled"]["kind"] == "command"
     assert by_name["misfiled"]["reason"] == "registered through episteme_exporters, which takes exporter"
     assert by_name["eager-text"]["missing"] == ["priority (an integer)"]
+    assert by_name["mistakes-not-a-tool"]["missing"] == [
+        "description (a non-empty string)", "input_schema (a mapping)", "run() (a method)"]
     assert "eager-text" not in mistakes["components"].get("extractor", [])
     codes = [w["code"] for w in result.envelope["warnings"]]
-    assert codes.count("COMPONENT_REFUSED") == 2
+    assert codes.count("COMPONENT_REFUSED") == 3
     listing = invoke("plugins")
     assert "refused: command 'misfiled': registered through episteme_exporters" in listing.stdout
     assert "refused: extractor 'eager-text', which lacks priority (an integer)" in listing.stdout

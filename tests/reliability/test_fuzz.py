@@ -30,9 +30,10 @@ from episteme_core.extract.text import TextExtractor
 from episteme_core.extract.xml import XmlExtractor
 from episteme_core.records.canonical import canonical_bytes, loads_strict
 from episteme_core.testing import validate
+from episteme_core.testing.fuzzing import count_input as ran
+from episteme_core.testing.fuzzing import fuzz_settings as fuzz
 
 from .extracting import request
-from .fuzzing import fuzz, ran
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 CLEAN = set(ERROR_CODES) - {"INTERNAL_ERROR"}

@@ -54,6 +54,7 @@ def _query(*args: str, stdin: bytes | None = None) -> dict:  # type: ignore[type
 
 def test_an_index_file_answers_as_the_home_does(indexed: Path, tmp_path: Path) -> None:
     out = tmp_path / "out" / "index.tar"
+    out.parent.mkdir()
     data = ok("--home", str(indexed), "index", "--out", str(out))
     body = out.read_bytes()
     assert data["outputPath"] == str(out) and data["bytes"] == len(body) and data["changed"] is False

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2] / "episteme_core"
-CALLERS = ("search/query.py", "ask/run.py", "ask/evalrun.py", "ask/candidates.py", "pipeline.py", "personal/pack.py",
-           "personal/ingest.py", "serve/shardcache.py", "serve/builtin_tools.py", "serve/tools.py",
-           "serve/calls.py", "serve/app.py", "builtins/retrieval.py", "builtins/ask.py", "builtins/ingest.py")
+CALLERS = ("search/query.py", "ask/run.py", "ask/evalrun.py", "ask/candidates.py", "pipeline.py",
+           "personal/pack.py", "personal/ingest.py", "serve/shardcache.py", "serve/builtin_tools.py",
+           "serve/tools.py", "serve/calls.py", "serve/app.py", "builtins/retrieval.py", "builtins/ask.py",
+           "builtins/ingest.py")
 # The bm25 indexer, all of it: the text helpers every caller shares (the analyzer, units, snippets, the
 # rerank) live in ``text/`` and ``search/``, below it.
 FORBIDDEN = "episteme_core.bm25"
@@ -38,4 +39,5 @@ def test_the_seam_modules_import_no_indexer() -> None:
     for module in ("search/indexers.py", "search/shardset.py", "search/opening.py", "stages/shards.py",
                    "stages/bundle.py"):
         for name, _ in _imports(ROOT / module):
-            assert not name.startswith((FORBIDDEN, "episteme_core.builtins", "episteme_core.cli")), (module, name)
+            assert not name.startswith((FORBIDDEN, "episteme_core.builtins", "episteme_core.cli")), (
+                module, name)

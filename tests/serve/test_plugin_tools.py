@@ -27,9 +27,9 @@ def test_the_plugin_tool_is_listed_beside_the_builtins(served: Served) -> None:
     assert anyio.run(go) == ["ask", "query", "sample-echo", "show", "sources", "verify"]
 
 
-def test_an_object_that_is_not_a_tool_is_refused_at_registration_with_a_warning(served: Served) -> None:
-    warning = ("plugin sample: refused tool 'sample-not-a-tool', which lacks description (a non-empty "
-               "string), input_schema (a mapping), run() (a method)")
+def test_a_tool_the_server_cannot_serve_is_left_out_with_a_warning(served: Served) -> None:
+    warning = ("tool 'sample not a tool!' of plugin sample is not served: its name 'sample not a tool!' "
+               "is not 1–128 of A-Z a-z 0-9 _ . -")
     assert warning in served.log_when(warning)
 
 

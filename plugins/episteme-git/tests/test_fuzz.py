@@ -2,32 +2,15 @@
 
 from __future__ import annotations
 
-import atexit
-import json
-import os
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from episteme_core.testing.fuzzing import LONG
+from episteme_core.testing.fuzzing import count_input as ran
 from episteme_git.repo import Repo, parse_commit
 
-LONG = os.environ.get("EPISTEME_FUZZ") == "long"
-_RAN: dict[str, int] = {}
-
-
-def ran(parser: str) -> None:
-    """Count one input (``EPISTEME_FUZZ_COUNTS=FILE`` gets the totals at exit, for the report)."""
-    _RAN[parser] = _RAN.get(parser, 0) + 1
-
-
-@atexit.register
-def _write_counts() -> None:
-    path = os.environ.get("EPISTEME_FUZZ_COUNTS")
-    if path and _RAN:
-        with open(path, "a", encoding="utf-8") as out:
-            for parser, n in sorted(_RAN.items()):
-                out.write(json.dumps({"parser": parser, "inputs": n}) + "\n")
 SHA = "a" * 40
 HEADERS = st.lists(st.sampled_from([
     b"tree " + b"b" * 40, b"parent " + b"c" * 40, b"author Ada <ada@example.org> 1714550400 +0200",

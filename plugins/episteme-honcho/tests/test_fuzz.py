@@ -3,34 +3,18 @@ session's messages become a storable record (or are counted as skipped)."""
 
 from __future__ import annotations
 
-import atexit
 import json
-import os
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from episteme_core.api import EpistemeError
+from episteme_core.testing.fuzzing import LONG
+from episteme_core.testing.fuzzing import count_input as ran
 from episteme_honcho.client import HonchoClient
 from episteme_honcho.source import session_record
 
-LONG = os.environ.get("EPISTEME_FUZZ") == "long"
-_RAN: dict[str, int] = {}
-
-
-def ran(parser: str) -> None:
-    """Count one input (``EPISTEME_FUZZ_COUNTS=FILE`` gets the totals at exit, for the report)."""
-    _RAN[parser] = _RAN.get(parser, 0) + 1
-
-
-@atexit.register
-def _write_counts() -> None:
-    path = os.environ.get("EPISTEME_FUZZ_COUNTS")
-    if path and _RAN:
-        with open(path, "a", encoding="utf-8") as out:
-            for parser, n in sorted(_RAN.items()):
-                out.write(json.dumps({"parser": parser, "inputs": n}) + "\n")
 NASTY = st.lists(st.sampled_from(["a", " ", "\ud83d", "\udc80", "\x00", "#", "/", "é", "\U0001f600", ""]),
                  max_size=8).map("".join)
 VALUE = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | NASTY,

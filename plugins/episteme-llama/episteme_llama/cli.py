@@ -19,6 +19,7 @@ from episteme_core.api import (
     Outcome,
     add_global_options,
     add_int_option,
+    float_range,
 )
 from episteme_llama import defaults
 
@@ -37,20 +38,6 @@ address needs --token-file (a private file holding a bearer token).
 """
 
 
-def _number(low: float, high: float) -> Any:
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{value:g} is not between {low:g} and {high:g}")
-        return value
-
-    parse.__name__ = "number"
-    return parse
-
-
 def _model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, metavar="FILE", help="the GGUF model file")
     parser.add_argument("--mode", choices=defaults.MODES, default=defaults.DEFAULT_MODE,
@@ -58,7 +45,7 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
                              f"under a grammar (default {defaults.DEFAULT_MODE})")
     add_int_option(parser, "--n-ctx", default=defaults.DEFAULT_N_CTX, low=256, high=1 << 20,
                    help="context size in tokens per slot")
-    parser.add_argument("--threads", type=_number(1, 1024), default=None, metavar="N",
+    parser.add_argument("--threads", type=float_range(1, 1024), default=None, metavar="N",
                         help="decode threads per slot (default: the cores divided among the slots)")
     add_int_option(parser, "--n-gpu-layers", default=-1, low=-1, high=100_000,
                    help="layers on the GPU: -1 all (when llama.cpp has a GPU backend), 0 none")
@@ -70,7 +57,7 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
     add_int_option(parser, "--max-candidate-tokens", default=defaults.DEFAULT_MAX_CANDIDATE_TOKENS,
                    low=16, high=1 << 20, help="tokens of each candidate the model reads (its start)")
     weight = defaults.DEFAULT_WEIGHT
-    parser.add_argument("--weight", type=_number(0.0, 1.0), default=weight, metavar="W",
+    parser.add_argument("--weight", type=float_range(0.0, 1.0), default=weight, metavar="W",
                         help=f"fuse: the model's share of the fused score (default {weight})")
 
 
@@ -101,7 +88,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                    help="reads served at once, each in its own context over the one loaded model")
     serve.add_argument("--token-file", metavar="FILE",
                        help="file holding the bearer token clients must send (mode 0600, yours, <= 1 KiB)")
-    serve.add_argument("--timeout", type=_number(0.05, 3600), default=120.0, metavar="S",
+    serve.add_argument("--timeout", type=float_range(0.05, 3600), default=120.0, metavar="S",
                        help="seconds one read may take before it fails (default 120)")
     add_int_option(serve, "--max-body", default=defaults.DEFAULT_MAX_BODY, low=defaults.MIN_MAX_BODY,
                    high=defaults.MAX_MAX_BODY,

@@ -28,18 +28,10 @@ _MARK = "\u0000episteme-paragraph\u0000"
 @cache
 def relevance_parts() -> tuple[str, str]:
     """The system message and user template of the relevance question (``relevance_prompt.txt``)."""
+    from episteme_core.api import parse_prompt
+
     text = resources.files("episteme_llama").joinpath("relevance_prompt.txt").read_text("utf-8")
-    sections: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in text.splitlines():
-        if line.startswith("#"):
-            continue
-        if line.strip() in ("[system]", "[user]"):
-            current = sections.setdefault(line.strip()[1:-1], [])
-            continue
-        if current is not None:
-            current.append(line)
-    return "\n".join(sections["system"]).strip(), "\n".join(sections["user"]).strip()
+    return parse_prompt(text, source="episteme_llama/relevance_prompt.txt")
 
 
 class ChatTemplate:
