@@ -306,7 +306,7 @@ def test_the_html_viewer_is_one_file_with_a_strict_policy() -> None:
     assert (
         "'unsafe-inline'" not in policy and "default-src 'none'" in policy and "connect-src 'none'" in policy
     )
-    assert page.count("<script") == 2  # the inert data and the viewer
+    assert page.count("<script") == 3  # the inert graph, its inert layout, and the viewer
     assert "<script>window.__pwned" not in page and "\\u003cscript\\u003ewindow.__pwned" in page
     assert "\u2028" not in page
     for marker in ('src="http', 'href="http', "@import", "fetch(", "XMLHttpRequest", "WebSocket"):

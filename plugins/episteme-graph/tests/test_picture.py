@@ -18,7 +18,7 @@ import pytest
 from helpers import FIXTURES, fixture_graph, png_renderer_available, write_graph
 
 from episteme_core.testing import invoke
-from episteme_graph.export import layout, png, svg
+from episteme_graph.export import html, layout, png, svg
 from episteme_graph.generate import synthetic_graph
 
 NS = "{http://www.w3.org/2000/svg}"
@@ -84,6 +84,13 @@ def test_the_svg_does_not_depend_on_the_order_of_the_graphs_lists() -> None:
         shuffled[key].reverse()
     shuffled["nodes"] = shuffled["nodes"][7:] + shuffled["nodes"][:7]
     assert svg.render(graph, {}) == svg.render(shuffled, {})
+
+
+def test_the_html_embeds_the_layout_the_svg_draws() -> None:
+    graph = fixture_graph("contextual")
+    page = html.render(graph, {}).decode("utf-8")
+    embedded = page.split('<script id="graph-layout" type="application/json">')[1].split("</script>")[0]
+    assert json.loads(embedded) == json.loads(json.dumps(layout.layout(graph).to_json()))
 
 
 def test_a_large_graph_is_laid_out_on_grids_without_overlap() -> None:
