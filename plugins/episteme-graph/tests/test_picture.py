@@ -191,3 +191,15 @@ def test_without_a_renderer_png_fails_cleanly_and_writes_nothing(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.knowledge.json"]
     plain = invoke("export", "graph-png", str(source), "--out", str(tmp_path / "x.png"))
     assert plain.exit_code == 6 and "Traceback" not in plain.stderr
+
+
+def test_labels_wrap_at_words_and_end_in_an_ellipsis_when_cut() -> None:
+    assert layout.wrap_label("Alpha") == ("Alpha",)
+    assert layout.wrap_label("  \t ") == ("\u00a0",)  # a blank label still has its line
+    lines = layout.wrap_label("Byte-exact citation of a captured source, kept whole " * 3)
+    assert len(lines) == 3 and lines[-1].endswith("\u2026")
+    assert all(line.split()[0] in "Byte-exact citation of a captured source, kept whole" for line in lines)
+    word = layout.wrap_label("W" * 500)
+    assert len(word) == 3 and word[-1].endswith("\u2026") and set("".join(word)) == {"W", "\u2026"}
+    assert all(layout.text_width(line) <= layout.MAX_LABEL_WIDTH for line in (*lines, *word))
+    assert layout.wrap_label("a\x00b\ufffe") == ("a\ufffdb\ufffd",)

@@ -14,6 +14,8 @@ equal, number for number.
 
 from __future__ import annotations
 
+import collections
+import functools
 import math
 import unicodedata
 from collections.abc import Iterable
@@ -41,7 +43,7 @@ BOX_PAD = 4  # around each node's box (circle plus label)
 MAX_LABEL_WIDTH = 150.0
 MAX_LINES = 3
 MAX_TITLE_WIDTH = 300.0
-MAX_CHARS = 400  # of a label or title considered (more never fits in the lines drawn)
+MAX_CHARS = 160  # of a label or title considered (more never fits: 3 lines of the narrowest letter)
 ARROW = 10  # arrowhead length: a path stops this far before the circle, the head fills the gap
 HULL_PAD = 12
 TITLE_BAND = 22
@@ -55,6 +57,7 @@ LOOP = 26.0  # a self-loop's size (the next loop on that node is LOOP / 2 larger
 FORCE_STEPS = 120
 FORCE_BUDGET = 400_000  # pair updates for the whole graph; past it the grid stays as it is
 SEPARATION_PASSES = 400
+SEPARATION_WORK = 2_000_000
 
 # DejaVu Sans advance widths in thousandths of an em for U+0020..U+007E (among the widest common
 # sans-serif faces, and the one the viewer asks for first), so estimated labels are never narrower
@@ -80,8 +83,9 @@ def fmt(value: float) -> str:
 
 
 def snap(value: float) -> float:
-    """``value`` on the 0.1 grid ``fmt`` writes (as the double that decimal parses to)."""
-    return float(fmt(value))
+    """``value`` on the 0.1 grid ``fmt`` writes: the double its decimal parses to (a correctly
+    rounded division by ten is that double)."""
+    return math.floor(value * 10 + 0.5) / 10
 
 
 def xml_text(value: str) -> str:
@@ -92,6 +96,7 @@ def xml_text(value: str) -> str:
     )
 
 
+@functools.cache
 def _char_width(char: str) -> int:
     code = ord(char)
     if 0x20 <= code < 0x7F:
@@ -104,9 +109,22 @@ def _char_width(char: str) -> int:
     return _OTHER_WIDTH
 
 
-def text_width(text: str, size: float = FONT_SIZE) -> float:
-    """An upper estimate of ``text``'s drawn width in pixels at ``size``."""
-    return sum(_char_width(c) for c in text) * size / 1000 * _WIDTH_MARGIN
+_SCALE = FONT_SIZE / 1000 * _WIDTH_MARGIN  # pixels per thousandth of an em, with the margin
+
+
+def text_width(text: str) -> float:
+    """An upper estimate of ``text``'s drawn width in pixels at FONT_SIZE."""
+    return sum(_char_width(c) for c in text) * _SCALE
+
+
+def _fitting(text: str, limit: float) -> int:
+    """How many leading characters of ``text`` fit in ``limit`` pixels (one pass)."""
+    units = 0
+    for k, char in enumerate(text):
+        units += _char_width(char)
+        if units * _SCALE > limit:
+            return k
+    return len(text)
 
 
 def fit_text(text: str, limit: float) -> str:
@@ -114,9 +132,7 @@ def fit_text(text: str, limit: float) -> str:
     text = text[:MAX_CHARS]
     if text_width(text) <= limit:
         return text
-    while text and text_width(text + "\u2026") > limit:
-        text = text[:-1]
-    return text.rstrip() + "\u2026"
+    return text[: _fitting(text, limit - text_width("\u2026"))].rstrip() + "\u2026"
 
 
 def wrap_label(label: str) -> tuple[str, ...]:
@@ -125,13 +141,13 @@ def wrap_label(label: str) -> tuple[str, ...]:
     lines: list[str] = []
     current = ""
     for word in xml_text(label[:MAX_CHARS]).split():
+        if len(lines) > MAX_LINES:
+            break  # the rest is past the ellipsis
         while text_width(word) > MAX_LABEL_WIDTH:  # a word wider than a line: cut it
             if current:
                 lines.append(current)
                 current = ""
-            cut = len(word)
-            while cut > 1 and text_width(word[:cut]) > MAX_LABEL_WIDTH:
-                cut -= 1
+            cut = max(1, _fitting(word, MAX_LABEL_WIDTH))
             lines.append(word[:cut])
             word = word[cut:]
         candidate = f"{current} {word}" if current else word
@@ -146,8 +162,7 @@ def wrap_label(label: str) -> tuple[str, ...]:
         return ("\u00a0",)  # a blank label still has a line (and a box)
     if len(lines) > MAX_LINES:
         last = lines[MAX_LINES - 1]
-        while last and text_width(last + "\u2026") > MAX_LABEL_WIDTH:
-            last = last[:-1]
+        last = last[: _fitting(last, MAX_LABEL_WIDTH - text_width("\u2026"))]
         lines = lines[: MAX_LINES - 1] + [last.rstrip() + "\u2026"]
     return tuple(lines)
 
@@ -409,10 +424,10 @@ def _order(items: list[_Item], links: list[tuple[str, str]]) -> list[_Item]:
     for start in by_rank:
         if start.id in seen:
             continue
-        queue = [start.id]
+        queue = collections.deque([start.id])
         seen[start.id] = None
         while queue:
-            current = queue.pop(0)
+            current = queue.popleft()
             for other in neighbours[current]:
                 if other not in seen:
                     seen[other] = None
@@ -483,9 +498,11 @@ def _force(items: list[_Item], places: list[list[float]], links: list[tuple[int,
 
 def _separate(items: list[_Item], places: list[list[float]]) -> bool:
     """Push overlapping boxes apart (along the axis of least overlap) until none overlap; False when
-    that has not happened within SEPARATION_PASSES passes."""
+    that has not happened within SEPARATION_PASSES passes (fewer for a large cluster, so a cluster
+    costs at most about SEPARATION_WORK pair checks)."""
     count = len(items)
-    for _ in range(SEPARATION_PASSES):
+    passes = max(10, min(SEPARATION_PASSES, SEPARATION_WORK // (count * count)))
+    for _ in range(passes):
         moved = False
         for i in range(count):
             bi, pi = items[i].box, places[i]
