@@ -541,20 +541,15 @@ def _place_cluster(items: list[_Item], links: list[tuple[str, str]], steps: int)
     return places
 
 
-def layout(graph: Any) -> Layout:
-    """Where every drawn node, cluster and edge of ``graph`` goes (a graph the validator rejects is
-    laid out best-effort: malformed items skipped, dangling edges dropped, unknown clusters grouped
-    as "Unclustered")."""
-    raw_nodes = model.nodes(graph)
-    known = {n["id"]: n for n in raw_nodes}
-    superseded = model.superseded(graph)
-    cluster_records = sorted(model.unique_by_id(model.items(graph, "clusters")), key=lambda c: c["id"])
-    cluster_ids = [c["id"] for c in cluster_records]
-    cluster_index = {cid: k for k, cid in enumerate(cluster_ids)}
+_Edge = tuple[str, str, str, int, dict[str, Any]]  # source, type, target, index in the graph, record
+_Local = tuple[list[_Item], list[list[float]], float, float]  # items, centres, width, height
 
-    raw_edges = graph.get("edges") if isinstance(graph, dict) else None
-    edges: list[tuple[str, str, str, int, dict[str, Any]]] = []
-    for k, e in enumerate(raw_edges if isinstance(raw_edges, list) else []):
+
+def _drawn_edges(graph: Any, known: dict[str, Any]) -> list[_Edge]:
+    """The edges drawn (both ends drawn, a string type), sorted by source, type, target, index."""
+    raw = graph.get("edges") if isinstance(graph, dict) else None
+    edges: list[_Edge] = []
+    for k, e in enumerate(raw if isinstance(raw, list) else []):
         if (
             isinstance(e, dict)
             and isinstance(e.get("source"), str)
@@ -565,58 +560,28 @@ def layout(graph: Any) -> Layout:
         ):
             edges.append((e["source"], e["type"], e["target"], k, e))
     edges.sort(key=lambda t: t[:4])
+    return edges
 
-    loops: dict[str, int] = {}
-    for source, _, target, _, _ in edges:
-        if source == target:
-            loops[source] = loops.get(source, 0) + 1
 
-    members: list[list[_Item]] = [[] for _ in cluster_ids]
-    unclustered: list[_Item] = []
-    for node_id in sorted(known):
-        node = known[node_id]
-        item = _item(node, loops.get(node_id, 0))
-        cluster = node.get("cluster")
-        if isinstance(cluster, str) and cluster in cluster_index:
-            members[cluster_index[cluster]].append(item)
-        else:
-            unclustered.append(item)
-    groups = [(cid, items) for cid, items in zip(cluster_ids, members, strict=True)]
-    if unclustered:
-        groups.append((None, unclustered))
-    group_of = {item.id: g for g, (_, items) in enumerate(groups) for item in items}
+def _local(items: list[_Item], inner: list[tuple[str, str]], steps: int, title: str) -> _Local:
+    """One cluster laid out alone, its box's top left at (0, 0): HULL_PAD around the nodes' boxes,
+    TITLE_BAND above them for the title."""
+    ordered = _order(items, inner)
+    places = _place_cluster(ordered, inner, steps)
+    pairs = list(zip(ordered, places, strict=True))
+    left = min(p[0] + it.box[0] for it, p in pairs)
+    top = min(p[1] + it.box[1] for it, p in pairs)
+    for p in places:
+        p[0] += HULL_PAD - left
+        p[1] += HULL_PAD + TITLE_BAND - top
+    right = max(p[0] + it.box[2] for it, p in pairs) + HULL_PAD
+    bottom = max(p[1] + it.box[3] for it, p in pairs) + HULL_PAD
+    return ordered, places, max(right, text_width(title) + 4), bottom
 
-    inner: list[list[tuple[str, str]]] = [[] for _ in groups]
-    for source, _, target, _, _ in edges:
-        if group_of[source] == group_of[target] and source != target:
-            inner[group_of[source]].append((source, target))
-    work = sum(len(items) ** 2 for _, items in groups)
-    steps = min(FORCE_STEPS, FORCE_BUDGET // max(work, 1))
-    steps = steps if steps >= 20 else 0
 
-    # Each cluster on its own, in local coordinates whose box origin is (0, 0).
-    local: list[tuple[list[_Item], list[list[float]], float, float]] = []
-    clusters: list[ClusterPlace] = []
-    for g, (cid, items) in enumerate(groups):
-        record = cluster_records[cluster_index[cid]] if cid is not None else {}
-        label = model.text(record.get("label")) or cid or "Unclustered"
-        title = fit_text(xml_text(" ".join(label.split())) or "\u00a0", MAX_TITLE_WIDTH)
-        color = CLUSTER_COLORS[g % len(CLUSTER_COLORS)] if cid is not None else UNCLUSTERED_COLOR
-        clusters.append(ClusterPlace(cid, label, title, color))
-        if not items:
-            continue
-        ordered = _order(items, inner[g])
-        places = _place_cluster(ordered, inner[g], steps)
-        left = min(p[0] + it.box[0] for it, p in zip(ordered, places, strict=True))
-        top = min(p[1] + it.box[1] for it, p in zip(ordered, places, strict=True))
-        for p in places:
-            p[0] += HULL_PAD - left
-            p[1] += HULL_PAD + TITLE_BAND - top
-        right = max(p[0] + it.box[2] for it, p in zip(ordered, places, strict=True)) + HULL_PAD
-        bottom = max(p[1] + it.box[3] for it, p in zip(ordered, places, strict=True)) + HULL_PAD
-        local.append((ordered, places, max(right, text_width(title) + 4), bottom))
-
-    # Clusters packed in rows (shelves) of about a 2:1 picture; no two cluster boxes overlap.
+def _pack(local: list[_Local]) -> tuple[list[tuple[float, float]], float, float]:
+    """Each cluster box's top left, packed in rows (shelves) of a picture about twice as wide as
+    high (at least ROW_WIDTH); no two boxes overlap. Also the picture's width and height."""
     area = sum(w * h for _, _, w, h in local)
     row_width = max([math.sqrt(area * 2.0), ROW_WIDTH] + [w for _, _, w, _ in local])
     rows: list[list[int]] = [[]]
@@ -627,50 +592,39 @@ def layout(graph: Any) -> Layout:
             used = 0.0
         rows[-1].append(k)
         used += w + CLUSTER_GAP
-    placed: list[NodePlace] = []
+    corners = [(0.0, 0.0)] * len(local)
     y = float(MARGIN)
     width = 0.0
     for row in rows:
         x = float(MARGIN)
         height = max((local[k][3] for k in row), default=0.0)
         for k in row:
-            ordered, places, w, h = local[k]
-            oy = y + (height - h) / 2
-            for item, p in zip(ordered, places, strict=True):
-                g = group_of[item.id]
-                placed.append(
-                    NodePlace(
-                        item.id,
-                        snap(x + p[0]),
-                        snap(oy + p[1]),
-                        item.r,
-                        item.box,
-                        item.lines,
-                        g,
-                        item.id in superseded,
-                    )
-                )
-            x += w + CLUSTER_GAP
+            corners[k] = (x, y + (height - local[k][3]) / 2)
+            x += local[k][2] + CLUSTER_GAP
         width = max(width, x - CLUSTER_GAP + MARGIN)
         y += height + CLUSTER_GAP
-    placed.sort(key=lambda n: n.id)
+    return corners, max(width, 2.0 * MARGIN), max(y - CLUSTER_GAP + MARGIN, 2.0 * MARGIN)
 
-    # Relationship types: the eight first, then any other type present (sorted).
+
+def _edge_types(edges: list[_Edge]) -> tuple[EdgeType, ...]:
+    """The legend's types: the eight first, then any other type present (sorted)."""
     counts: dict[str, int] = {}
     for _, kind, _, _, _ in edges:
         counts[kind] = counts.get(kind, 0) + 1
     names = list(EDGE_TYPES) + sorted(k for k in counts if k not in EDGE_TYPES)
-    types = tuple(
+    return tuple(
         EdgeType(
-            xml_text(name),
+            name,
             EDGE_COLORS[EDGE_TYPES.index(name)] if name in EDGE_TYPES else OTHER_EDGE_COLOR,
             counts.get(name, 0),
         )
         for name in names
     )
-    type_index = {name: k for k, name in enumerate(names)}
 
-    # Parallel edges of one pair (either direction) take lanes beside each other; loops on one node grow.
+
+def _lanes(edges: list[_Edge]) -> list[float]:
+    """Each edge's lane: parallel edges of one pair (either direction) side by side, centred on the
+    straight line; loops on one node numbered."""
     pairs: dict[tuple[str, str], list[int]] = {}
     for k, (source, _, target, _, _) in enumerate(edges):
         pairs.setdefault((min(source, target), max(source, target)), []).append(k)
@@ -681,18 +635,87 @@ def layout(graph: Any) -> Layout:
                 lanes[k] = float(rank)
                 continue
             offset = rank - (len(ks) - 1) / 2
-            lanes[k] = offset if edges[k][0] == low else -offset
-    placed_edges = []
-    for k, (source, kind, target, index, record) in enumerate(edges):
-        w = _weight(record.get("weight"))
-        placed_edges.append(
-            EdgePlace(index, source, target, type_index[kind], lanes[k], snap(1 + 2.5 * w), kind == SYMMETRIC)
+            lanes[k] = offset if edges[k][0] == low else -offset  # the lane seen from its own source
+    return lanes
+
+
+def layout(graph: Any) -> Layout:
+    """Where every drawn node, cluster and edge of ``graph`` goes (a graph the validator rejects is
+    laid out best-effort: malformed items skipped, dangling edges dropped, nodes of no known cluster
+    grouped as "Unclustered")."""
+    known = {n["id"]: n for n in model.nodes(graph)}
+    superseded = model.superseded(graph)
+    records = sorted(model.unique_by_id(model.items(graph, "clusters")), key=lambda c: c["id"])
+    cluster_index = {c["id"]: k for k, c in enumerate(records)}
+    edges = _drawn_edges(graph, known)
+    loops: dict[str, int] = {}
+    for source, _, target, _, _ in edges:
+        if source == target:
+            loops[source] = loops.get(source, 0) + 1
+
+    groups: list[list[_Item]] = [[] for _ in records]
+    unclustered: list[_Item] = []
+    for node_id in sorted(known):
+        item = _item(known[node_id], loops.get(node_id, 0))
+        cluster = known[node_id].get("cluster")
+        if isinstance(cluster, str) and cluster in cluster_index:
+            groups[cluster_index[cluster]].append(item)
+        else:
+            unclustered.append(item)
+    ids: list[str | None] = [c["id"] for c in records]
+    labels = [model.text(c.get("label")) or c["id"] for c in records]
+    if unclustered:
+        groups.append(unclustered)
+        ids.append(None)
+        labels.append("Unclustered")
+    group_of = {item.id: g for g, items in enumerate(groups) for item in items}
+    inner: list[list[tuple[str, str]]] = [[] for _ in groups]
+    for source, _, target, _, _ in edges:
+        if group_of[source] == group_of[target] and source != target:
+            inner[group_of[source]].append((source, target))
+    work = sum(len(items) ** 2 for items in groups)
+    steps = min(FORCE_STEPS, FORCE_BUDGET // max(work, 1))
+    steps = steps if steps >= 20 else 0
+
+    clusters: list[ClusterPlace] = []
+    local: list[_Local] = []
+    for g, items in enumerate(groups):
+        title = fit_text(xml_text(" ".join(labels[g].split())) or "\u00a0", MAX_TITLE_WIDTH)
+        color = CLUSTER_COLORS[g % len(CLUSTER_COLORS)] if ids[g] is not None else UNCLUSTERED_COLOR
+        clusters.append(ClusterPlace(ids[g], labels[g], title, color))
+        if items:
+            local.append(_local(items, inner[g], steps, title))
+    corners, width, height = _pack(local)
+    placed = [
+        NodePlace(
+            item.id,
+            snap(x + p[0]),
+            snap(y + p[1]),
+            item.r,
+            item.box,
+            item.lines,
+            group_of[item.id],
+            item.id in superseded,
         )
-    return Layout(
-        snap(max(width, 2.0 * MARGIN)),
-        snap(max(y - CLUSTER_GAP + MARGIN, 2.0 * MARGIN)),
-        tuple(placed),
-        tuple(clusters),
-        tuple(placed_edges),
-        types,
+        for (ordered, places, _, _), (x, y) in zip(local, corners, strict=True)
+        for item, p in zip(ordered, places, strict=True)
+    ]
+    placed.sort(key=lambda n: n.id)
+
+    types = _edge_types(edges)
+    type_index = {t.name: k for k, t in enumerate(types)}
+    lanes = _lanes(edges)
+    placed_edges = tuple(
+        EdgePlace(
+            index,
+            source,
+            target,
+            type_index[kind],
+            lanes[k],
+            snap(1 + 2.5 * _weight(record.get("weight"))),
+            kind == SYMMETRIC,
+        )
+        for k, (source, kind, target, index, record) in enumerate(edges)
     )
+    types = tuple(attrs.evolve(t, name=xml_text(t.name)) for t in types)
+    return Layout(snap(width), snap(height), tuple(placed), tuple(clusters), placed_edges, types)
