@@ -181,6 +181,16 @@ def _transform(page: Any) -> str:
     return value
 
 
+def _scale_of(transform: str) -> float:
+    found = re.search(r"scale\(([\d.]+)\)", transform)
+    assert found, transform
+    return float(found[1])
+
+
+def _scale(page: Any) -> float:
+    return _scale_of(_transform(page))
+
+
 def _visible_labels(page: Any) -> list[str]:
     labels: list[str] = page.eval_on_selector_all(
         "#nodes .node:not(.hidden)", "els => els.map(e => e.getAttribute('aria-label'))"
@@ -232,7 +242,7 @@ def test_zoom_and_pan_change_the_view(page: Any) -> None:
     p.mouse.wheel(0, -300)
     p.wait_for_function(f"document.getElementById('viewport').getAttribute('transform') !== {start!r}")
     zoomed = _transform(p)
-    assert re.search(r"scale\(([\d.]+)\)", zoomed)[1] != re.search(r"scale\(([\d.]+)\)", start)[1]  # type: ignore[index]
+    assert _scale(p) != pytest.approx(_scale_of(start))
     p.mouse.move(box["x"] + 30, box["y"] + box["height"] - 30)
     p.mouse.down()
     p.mouse.move(box["x"] + 130, box["y"] + box["height"] - 80, steps=5)
@@ -240,6 +250,12 @@ def test_zoom_and_pan_change_the_view(page: Any) -> None:
     assert _transform(p) != zoomed
     p.click("#zoom-reset")
     assert _transform(p) == start
+    fitted = _scale(p)
+    p.click("#zoom-in")
+    assert _scale(p) == pytest.approx(fitted * 1.25, rel=1e-3)
+    p.click("#zoom-out")
+    p.click("#zoom-out")
+    assert _scale(p) == pytest.approx(fitted * 0.8, rel=1e-3)
 
 
 def test_dragging_a_node_moves_it_with_its_edges_and_hull(page: Any) -> None:
@@ -256,7 +272,7 @@ def test_dragging_a_node_moves_it_with_its_edges_and_hull(page: Any) -> None:
     p.mouse.up()
     after = node.get_attribute("transform")
     (x0, y0), (x1, y1) = (tuple(map(float, re.findall(r"-?[\d.]+", t))) for t in (before, after))
-    k = float(re.search(r"scale\(([\d.]+)\)", _transform(p))[1])  # type: ignore[index]
+    k = _scale(p)
     assert x1 - x0 == pytest.approx(-60 / k, abs=0.2) and y1 - y0 == pytest.approx(70 / k, abs=0.2)
     edge_after = p.get_attribute('#edges path.edge[data-type="uses"]', "d")
     sx, sy = map(float, re.match(r"M(-?[\d.]+) (-?[\d.]+)", edge_after).groups())  # type: ignore[union-attr]
