@@ -22,6 +22,8 @@ MEDIA_TYPES = {
     "ctxt": "text/plain; charset=utf-8",
     "jsonld": "application/ld+json",
     "chunks": "application/jsonl",
+    "svg": "image/svg+xml",
+    "png": "image/png",
 }
 
 
@@ -87,6 +89,15 @@ EXPORTERS = (
     GraphExporter("jsonld", ".jsonld", "a graph as JSON-LD (schema.org terms)", "jsonld:render"),
     GraphExporter(
         "chunks", ".chunks.jsonl", "a graph's clean-text chunks, one JSON line each", "chunks:render"
+    ),
+    GraphExporter(
+        "svg", ".knowledge.svg", "a graph as a static SVG picture (the viewer's layout)", "svg:render"
+    ),
+    GraphExporter(
+        "png",
+        ".knowledge.png",
+        "a graph as a PNG picture (the SVG through Chromium or cairosvg)",
+        "png:render",
     ),
 )
 

@@ -26,3 +26,10 @@ def rescore(graph: dict[str, Any]) -> dict[str, Any]:
     graph = copy.deepcopy(graph)
     recompute(graph)
     return graph
+
+
+def png_renderer_available() -> bool:
+    """Whether ``graph export --format png`` has a renderer here (Chromium or cairosvg)."""
+    from episteme_graph.export import png
+
+    return png.find_chromium() is not None or png.cairosvg_module() is not None

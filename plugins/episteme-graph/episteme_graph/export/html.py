@@ -1,5 +1,6 @@
-"""The one-file HTML viewer: template, style and script inlined in one pass, the graph embedded as
-inert JSON, and a Content-Security-Policy that admits exactly that script and style (by sha256)."""
+"""The one-file HTML viewer: template, style and script inlined in one pass, the graph and its layout
+(``layout.py``, the same the SVG picture draws) embedded as inert JSON, and a Content-Security-Policy
+that admits exactly that script and style (by sha256)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from typing import Any
 
 from episteme_core.api import canonical_text
 from episteme_graph import model
+from episteme_graph.export import layout
 
-_TOKEN = re.compile(r"/\*__(CSP|TITLE|CSS|GRAPH|JS)__\*/")
+_TOKEN = re.compile(r"/\*__(CSP|TITLE|CSS|GRAPH|LAYOUT|JS)__\*/")
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
@@ -50,6 +52,7 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
         "TITLE": html.escape(title),
         "CSS": _asset("viewer.css"),
         "GRAPH": inert_json(graph),
+        "LAYOUT": inert_json(layout.layout(graph).to_json()),
         "JS": _asset("viewer.js"),
     }
     # One pass: text put in by one token is never scanned for another.
