@@ -37,6 +37,9 @@ DERIVED_METADATA = (
     "distiller_spec_version",
     "sources",
 )
+# Facts of one concept, metric and time with different values: up to this many in a group, a conflict
+# joins every pair of different values; past it, each fact is joined to one other (see _merge_facts).
+PAIRWISE_GROUP = 16
 CONFLICT_REASON = "Conflicting fact payloads were retained during deterministic merge; review required."
 _MARKER = re.compile(r"\[(\d+)\]")
 
@@ -462,10 +465,21 @@ def _merge_facts(
         if isinstance(concept, str) and concept and isinstance(metric, str) and metric:
             groups.setdefault((concept, metric, canonical(fact.get("temporal"))), []).append(fact)
     for group in groups.values():
-        for i, a in enumerate(group):
-            for b in group[i + 1 :]:
-                if a.get("value") != b.get("value"):
-                    add_conflict(a, b)
+        if len(group) <= PAIRWISE_GROUP:
+            for i, a in enumerate(group):
+                for b in group[i + 1 :]:
+                    if a.get("value") != b.get("value"):
+                        add_conflict(a, b)
+            continue
+        # A large group: each fact joined to the group's first fact, or, where it has that fact's
+        # value, to the first fact of another value (a linear number of conflicts, not one per pair).
+        first = group[0]
+        other = next((f for f in group if f.get("value") != first.get("value")), None)
+        for fact in group[1:]:
+            if fact.get("value") != first.get("value"):
+                add_conflict(first, fact)
+            elif other is not None:
+                add_conflict(other, fact)
     return facts, conflicts
 
 

@@ -4,7 +4,6 @@ output, each atomically, the output last. Nothing is written until everything is
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 
 import attrs
 
+from episteme_graph import jsontext
 from episteme_graph.audit import audit_merge
 from episteme_graph.load import LoadedGraph, load_object
 from episteme_graph.merge import MERGEABLE_VERSIONS, MergeConflict, MergeReport, merge_graphs
@@ -124,7 +124,7 @@ def _checked(graph: LoadedGraph, role: str) -> Validation:
 
 def graph_bytes(graph: dict[str, Any]) -> bytes:
     """A graph file as people read it: two-space indent, key order kept, UTF-8, one final newline."""
-    return (json.dumps(graph, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode("utf-8")
+    return (jsontext.indented(graph) + "\n").encode("utf-8")
 
 
 def _counts(graph: dict[str, Any]) -> dict[str, int]:
