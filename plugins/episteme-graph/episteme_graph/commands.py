@@ -22,14 +22,14 @@ DESCRIPTION = (
 )
 
 
-def _add_max_input(parser: argparse.ArgumentParser) -> None:
+def _add_max_input(parser: argparse.ArgumentParser, what: str = "a graph") -> None:
     add_int_option(
         parser,
         "--max-input-bytes",
         default=64 * MIB,
         low=1,
         high=GIB,
-        help="most bytes read from a graph (also from stdin)",
+        help=f"most bytes read from {what} (also from stdin)",
     )
 
 
@@ -109,7 +109,7 @@ def _configure_evidence(parser: argparse.ArgumentParser) -> None:
         choices=("supports", "contradicts", "contextualizes", "mentions"),
         help="the support every record states (default mentions: episteme does not judge)",
     )
-    _add_max_input(parser)
+    _add_max_input(parser, "the query or ask output")
 
 
 def _run_evidence(args: argparse.Namespace, ctx: Context) -> Outcome:
@@ -294,7 +294,8 @@ SUBCOMMANDS: dict[str, tuple[str, Any, Any]] = {
         _run_verify,
     ),
     "evidence": (
-        "turn query/ask --json results into evidence records and sources for a graph",
+        "read the output of 'episteme query --json' or 'ask --json' (not a graph) and print evidence "
+        "records and the sources they cite, ready to paste into a graph",
         _configure_evidence,
         _run_evidence,
     ),

@@ -199,3 +199,22 @@ def test_the_library_function_takes_bytes_and_a_home(tmp_path: Path) -> None:
     data = (FIXTURES / "minimal.knowledge.json").read_bytes()
     report = validate(data, Home(tmp_path / "home"))
     assert report["conformanceScore"] == 100
+
+
+def test_one_real_error_costs_ten_points_not_thirty(minimal: dict[str, Any]) -> None:
+    """The stored scores (both 100) are stale once the graph has an error: they are reported, but
+    the error is counted once, so the graph scores 90."""
+    minimal["metadata"]["conformance_score"] = 100
+    minimal["nodes"][0]["definition"] = ""  # one real error: an empty definition
+    report = validate_value(minimal).report()
+    rules = sorted(f["rule"] for f in report["findings"])
+    assert len(rules) == 3 and rules.count("stored-score") == 2, rules
+    assert report["errorCount"] == 1 and report["conformanceScore"] == 90 and not report["ok"]
+
+
+def test_a_stale_score_alone_is_one_error(minimal: dict[str, Any]) -> None:
+    minimal["metadata"]["conformance_score"] = 90
+    minimal["metadata"]["quality_score"] = 80  # both stale, and unequal: three findings, one error
+    report = validate_value(minimal).report()
+    assert [f["rule"] for f in report["findings"]] == ["stored-score"] * 3
+    assert report["errorCount"] == 1 and report["conformanceScore"] == 90 and not report["ok"]
