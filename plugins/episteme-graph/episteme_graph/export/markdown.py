@@ -256,15 +256,25 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:  # noqa: C9
     if evidence:
         out += ["## Evidence", ""]
         for item in evidence:
-            out.append(
-                f"- `{inline(item['id'])}` · source {inline(item.get('source'))} · "
-                f"{inline(item.get('support'))} · {inline(item.get('attribution_basis'))}"
-            )
-            if isinstance(item.get("excerpt"), str):
-                out.append(f"  > {inline(item['excerpt'])}")
+            # One record as the seed's view has it: its facts, its review status (unspecified when
+            # the record states none), then the selector and the excerpt as JSON blocks.
+            out += [
+                f"### `{inline(item['id'])}`",
+                "",
+                f"- Source: {inline(item.get('source'))}",
+                f"- Support: {inline(item.get('support'))}",
+                f"- Attribution basis: {inline(item.get('attribution_basis'))}",
+                f"- Review status: {inline(item.get('review_status') or 'unspecified')}",
+                "",
+            ]
             if isinstance(item.get("selector"), dict):
-                out.append(f"  selector: `{inline(json_line(item['selector']))}`")
-        out.append("")
+                out += ["**Selector:**", "", code(item["selector"]), ""]
+            if isinstance(item.get("excerpt"), str):
+                out += ["**Excerpt:**", "", code(item["excerpt"]), ""]
+            if isinstance(item.get("excerpt_sha256"), str):
+                out += [f"**Excerpt SHA-256:** {inline(item['excerpt_sha256'])}", ""]
+            if isinstance(item.get("derivation"), dict):
+                out += ["**Derivation:**", "", code(item["derivation"]), ""]
     assessments = model.unique_by_id(model.items(graph, "assessments"))
     if assessments:
         out += [
