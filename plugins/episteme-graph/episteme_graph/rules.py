@@ -8,8 +8,10 @@ skipped, never a crash.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
+import unicodedata
 from typing import Any
 
 from episteme_graph import dates, urls
@@ -200,7 +202,28 @@ def canonical_edge_id(source: str, edge_type: str, target: str) -> str:
 
 
 def private_key(key: str) -> bool:
-    return _NON_ALNUM.sub("", key.lower()) in PRIVATE_KEYS
+    """A key that names private reasoning: lowercased and stripped of every non-alphanumeric
+    character, one of ``PRIVATE_KEYS``; a key with non-ASCII characters is also compared through
+    its Latin skeleton (``latin_skeleton``), so look-alike spellings are refused too."""
+    if _NON_ALNUM.sub("", key.lower()) in PRIVATE_KEYS:
+        return True
+    return not key.isascii() and latin_skeleton(key) in PRIVATE_KEYS
+
+
+@functools.lru_cache(maxsize=4096)
+def latin_skeleton(key: str) -> str:
+    """What a key looks like in ASCII: NFKC (full-width and mathematical letters become ASCII),
+    case folded, decomposed (accents split off), each Latin look-alike (Cyrillic ``о``, Greek
+    ``ο``, small capital ``ᴄ``, ... from Unicode's confusables, UTS #39) replaced by the letters it
+    is confusable with, then everything but ASCII letters and digits dropped. A skeleton in the
+    manner of UTS #39, restricted to the Latin prototypes and compared without case."""
+    from episteme_graph.confusables import LATIN_PROTOTYPES
+
+    # Mapped before NFKC too: NFKC turns some look-alikes into other letters (lunate sigma ``ϲ``,
+    # which looks like ``c``, becomes ``σ``, which looks like ``o``).
+    text = "".join([LATIN_PROTOTYPES.get(char, char) for char in key])
+    text = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", text).casefold())
+    return _NON_ALNUM.sub("", "".join([LATIN_PROTOTYPES.get(char, char) for char in text]))
 
 
 class Checker:

@@ -218,3 +218,36 @@ def test_a_stale_score_alone_is_one_error(minimal: dict[str, Any]) -> None:
     report = validate_value(minimal).report()
     assert [f["rule"] for f in report["findings"]] == ["stored-score"] * 3
     assert report["errorCount"] == 1 and report["conformanceScore"] == 90 and not report["ok"]
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "r\u0435\u0430s\u043ening",  # Cyrillic е, а, о
+        "\u0441hain_of_thought",  # Cyrillic с
+        "\uff52\uff45\uff41\uff53\uff4f\uff4e\uff49\uff4e\uff47",  # full-width ｒｅａｓｏｎｉｎｇ
+        "\uff23\uff4f\uff54",  # full-width Ｃｏｔ
+        "\u03f2\u03bft",  # Greek lunate sigma and omicron: ϲοt
+        "scr\u0430tch-p\u0430d",  # Cyrillic а, a separator
+        "\U0001d41c\U0001d428\U0001d42d",  # mathematical bold 𝐜𝐨𝐭
+        "Hidden \u0422houghts",  # Cyrillic capital Т
+        "re\u0430so\u0301ning",  # a combining accent over o
+    ],
+)
+def test_look_alike_private_keys_are_refused(minimal: dict[str, Any], key: str) -> None:
+    minimal["nodes"][0][key] = "step one, step two"
+    report = validate_value(minimal).report()
+    private = [f for f in report["findings"] if f["rule"] == "private-reasoning"]
+    from episteme_graph.paths import join
+
+    assert [(f["path"], f["level"]) for f in private] == [(join(["nodes", 0, key]), "error")], report
+    assert not report["ok"]
+
+
+@pytest.mark.parametrize(
+    "key", ["r\u00e9sum\u00e9", "\u0441\u0442\u0430\u0442\u0443\u0441", "reasons", "co\u0442s"]
+)
+def test_other_non_ascii_keys_are_not_private(minimal: dict[str, Any], key: str) -> None:
+    minimal["nodes"][0][key] = "x"
+    rules = [f["rule"] for f in validate_value(minimal).report()["findings"]]
+    assert "private-reasoning" not in rules and "unknown-key" in rules
