@@ -262,8 +262,9 @@ def _configure_view(parser: argparse.ArgumentParser) -> None:
         "--token-file",
         metavar="F",
         default=None,
-        help="a private file (mode 0600/0400, your own, at most 1 KiB) holding the token "
-        "every request must carry",
+        help="a private file (your own, mode 0600 or 0400, at most 1 KiB) holding the token every "
+        "request must carry: at least 16 characters of A-Z a-z 0-9 - . _ ~ + / (RFC 6750), as for "
+        "episteme serve",
     )
     _add_max_input(parser)
 
