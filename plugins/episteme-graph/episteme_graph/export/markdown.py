@@ -49,6 +49,7 @@ _ESCAPES = {
     },
 }
 _ESCAPED = re.compile("[" + re.escape("".join(_ESCAPES)) + "]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -63,6 +64,17 @@ def inline(text: Any) -> str:
     if _ESCAPED.search(value):
         value = _ESCAPED.sub(_escape, value)
     return " ".join(value.split())
+
+
+def code_span(text: Any) -> str:
+    """``text`` as one inline code span, shown exactly (a code span interprets no markup): control
+    and line-separator characters become spaces, and the fence is one backtick longer than the
+    longest run of backticks inside."""
+    value = text if isinstance(text, str) else str(text)
+    value = " ".join(_CONTROL.sub(" ", value).split())
+    fence = "`" * (max((len(run) for run in re.findall("`+", value)), default=0) + 1)
+    pad = " " if value.startswith("`") or value.endswith("`") or not value else ""
+    return f"{fence}{pad}{value}{pad}{fence}"
 
 
 def code(value: Any) -> str:
