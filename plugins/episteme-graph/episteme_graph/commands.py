@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB
-FORMATS = ("md", "html", "cypher", "canvas", "ctxt", "jsonld", "chunks")
+FORMATS = ("md", "html", "cypher", "canvas", "ctxt", "jsonld", "chunks", "graphml", "turtle")
 DESCRIPTION = (
     "Knowledge graphs (.knowledge.json): each claim points at evidence, a selector into a source. "
     "episteme never writes a claim: it validates graphs, checks their evidence against the bytes "
@@ -340,7 +340,8 @@ SUBCOMMANDS: dict[str, tuple[str, Any, Any]] = {
         _run_merge,
     ),
     "export": (
-        "render a graph as md, html, cypher, canvas, ctxt, jsonld or chunks (byte-deterministic)",
+        "render a graph as md, html, cypher, canvas, ctxt, jsonld, chunks, graphml or turtle "
+        "(byte-deterministic)",
         _configure_export,
         _run_export,
     ),

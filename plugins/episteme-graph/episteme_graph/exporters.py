@@ -22,6 +22,8 @@ MEDIA_TYPES = {
     "ctxt": "text/plain; charset=utf-8",
     "jsonld": "application/ld+json",
     "chunks": "application/jsonl",
+    "graphml": "application/graphml+xml",
+    "turtle": "text/turtle; charset=utf-8",
 }
 
 
@@ -87,6 +89,12 @@ EXPORTERS = (
     GraphExporter("jsonld", ".jsonld", "a graph as JSON-LD (schema.org terms)", "jsonld:render"),
     GraphExporter(
         "chunks", ".chunks.jsonl", "a graph's clean-text chunks, one JSON line each", "chunks:render"
+    ),
+    GraphExporter(
+        "graphml", ".graphml", "a graph as GraphML: concepts and relationships (networkx)", "graphml:render"
+    ),
+    GraphExporter(
+        "turtle", ".ttl", "a graph as RDF Turtle, the JSON-LD export's terms (rdflib)", "turtle:render"
     ),
 )
 

@@ -86,9 +86,7 @@ def test_an_invalid_graph_exports_best_effort_with_a_warning(tmp_path: Path) -> 
 
 
 def test_an_unknown_format_names_the_known_ones(tmp_path: Path) -> None:
-    result = invoke(
-        "graph", "export", str(FIXTURES / "minimal.knowledge.json"), "--format", "graphml", "--json"
-    )
+    result = invoke("graph", "export", str(FIXTURES / "minimal.knowledge.json"), "--format", "gexf", "--json")
     assert result.exit_code == 2 and "canvas" in result.envelope["error"]["hint"]
 
 
