@@ -251,3 +251,16 @@ def test_other_non_ascii_keys_are_not_private(minimal: dict[str, Any], key: str)
     minimal["nodes"][0][key] = "x"
     rules = [f["rule"] for f in validate_value(minimal).report()["findings"]]
     assert "private-reasoning" not in rules and "unknown-key" in rules
+
+
+def test_the_repositorys_schema_copy_equals_the_shipped_schema() -> None:
+    """schema/knowledge.schema.json (the repository's schema folder, for producers) is the very file
+    the plugin ships and validates with; both reference graphs fit it."""
+    from episteme_core.testing import validate as fits
+
+    root = Path(__file__).resolve().parents[3]
+    shipped = Path(__file__).resolve().parents[1] / "episteme_graph" / "schema" / "knowledge.schema.json"
+    copy = root / "schema" / "knowledge.schema.json"
+    assert copy.read_bytes() == shipped.read_bytes()
+    for name in ("minimal", "contextual"):
+        fits(json.loads((FIXTURES / f"{name}.knowledge.json").read_text("utf-8")), "knowledge")
