@@ -181,5 +181,10 @@ def audit_merge(base: dict[str, Any], incoming: dict[str, Any], report: MergeRep
     policy chose against is checked as the value chosen (it is recorded in the report instead)."""
     merged = report.graph
     base_view = settled(base, report, "base")
+    problems = audit_one(base_view, merged, "base")
+    if incoming is base and not report.resolutions:
+        # A graph merged into itself: nothing is aliased, renumbered or settled, so the incoming
+        # graph in the merged graph's terms is the base, already audited.
+        return problems
     incoming_view = settled(in_merged_terms(incoming, report), report, "incoming")
-    return audit_one(base_view, merged, "base") + audit_one(incoming_view, merged, "incoming")
+    return problems + audit_one(incoming_view, merged, "incoming")

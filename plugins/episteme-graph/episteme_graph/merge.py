@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -89,13 +90,16 @@ def canonical(value: Any) -> str:
 
 def same_json(left: Any, right: Any) -> bool:
     """Equal as JSON: Python's ``==`` plus the types it blurs (``1 == 1.0 == True``). The same object
-    is equal without a look; two ``repr``s that agree settle it without encoding; only values whose
-    reprs differ (keys in another order) are compared as canonical JSON."""
+    is equal without a look, and so is an object whose values are the very same objects (a record
+    copied without its id); two ``repr``s that agree settle the rest without encoding; only values
+    whose reprs differ (keys in another order) are compared as canonical JSON."""
     if left is right:
         return True
     if type(left) is not type(right) or left != right:
         return False
     if not isinstance(left, dict | list):
+        return True
+    if isinstance(left, dict) and all(map(operator.is_, left.values(), map(right.__getitem__, left))):
         return True
     return repr(left) == repr(right) or canonical(left) == canonical(right)
 
