@@ -38,7 +38,7 @@ def _ascii_json(value: Any) -> str:
 
 def build(graph: dict[str, Any]) -> Any:
     """The networkx ``MultiDiGraph`` of ``graph`` (sorted: nodes by id, edges by canonical id)."""
-    import networkx as nx  # type: ignore[import-untyped,unused-ignore]
+    import networkx as nx  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
     meta = model.metadata(graph)
     out = nx.MultiDiGraph()
@@ -64,7 +64,7 @@ def build(graph: dict[str, Any]) -> Any:
 
 
 def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:
-    import networkx as nx  # type: ignore[import-untyped,unused-ignore]
+    import networkx as nx  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
     lines = nx.generate_graphml(build(graph), encoding="utf-8", prettyprint=True)
     return ('<?xml version="1.0" encoding="UTF-8"?>\n' + "\n".join(lines) + "\n").encode("utf-8")

@@ -27,7 +27,7 @@ def _local(kind: str, ident: str) -> str:
 
 def build(graph: dict[str, Any]) -> Any:
     """The rdflib ``Graph`` of ``graph``."""
-    from rdflib import RDF, XSD, Graph, Literal, Namespace, URIRef
+    from rdflib import RDF, XSD, Graph, Literal, Namespace, URIRef  # type: ignore[import-not-found,unused-ignore]
 
     kd, schema = Namespace(KD), Namespace(SCHEMA)
     out = Graph(bind_namespaces="none")
@@ -49,8 +49,10 @@ def build(graph: dict[str, Any]) -> Any:
     nodes: dict[str, Any] = {}
     for node in model.nodes(graph):
         resource = node.get("resource")
-        safe = isinstance(resource, str) and resource and urls.problem(resource, identifier=True) is None
-        nodes[node["id"]] = URIRef(resource if safe else _local("concept", node["id"]))  # type: ignore[arg-type]
+        iri = _local("concept", node["id"])
+        if isinstance(resource, str) and resource and urls.problem(resource, identifier=True) is None:
+            iri = resource
+        nodes[node["id"]] = URIRef(iri)
     for source in model.unique_by_id(model.sources(graph)):
         subject = URIRef(_local("source", source["id"]))
         out.add((subject, RDF.type, schema.CreativeWork))
