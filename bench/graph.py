@@ -9,8 +9,16 @@ machine skews them less than wall time would. Targets: validate <= 1 s, merge <=
 <= 1 s. Prints Markdown for docs/benchmarks.md.
 The validation rows run as ``graph validate`` does: the reader gathers every object key while it
 checks the depth, and the private-reasoning rule reads them from there.
-Usage: python bench/graph.py [NODES] [--repeat N] [--jsonschema]
+Usage: python bench/graph.py [NODES] [--repeat N] [--jsonschema] [--one-cluster N,N,...]
 (--jsonschema also times the schema through the jsonschema library, for comparison: slow.)
+
+The second table (R9: no rule super-linear) puts all concepts of the same generator's graph in one
+cluster, at each size of --one-cluster (default 25,000, 50,000, 100,000; ``--one-cluster ''`` skips
+it), and times, once each, as the CLI runs them: ``graph validate`` from the file's bytes, and
+``graph merge G G --out M`` (read both, validate both, merge, audit, validate the result, write the
+archive-less output and both diffs). Targets at 100,000 concepts on 2 cores: validate <= 10 s,
+merge into itself <= 30 s (wall). The graph is ~2 KB per concept (206 MB at 100,000), past the
+64 MiB default input bound, so the bench raises it (``--max-input-bytes``).
 """
 
 from __future__ import annotations
@@ -18,8 +26,10 @@ from __future__ import annotations
 import copy
 import json
 import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from episteme_graph import rules, schema
@@ -27,9 +37,15 @@ from episteme_graph.audit import audit_merge
 from episteme_graph.exporters import EXPORTERS
 from episteme_graph.findings import Collector
 from episteme_graph.generate import synthetic_graph
-from episteme_graph.load import cycle_collector_paused, load
+from episteme_graph.load import load
 from episteme_graph.merge import merge_graphs, recompute
 from episteme_graph.validate import validate_loaded, validate_value
+
+from episteme_core.api import paused_cycle_gc as cycle_collector_paused
+
+# Formats written through a third-party library, without a target: graphml (networkx) and turtle
+# (rdflib, about 40 microseconds a triple to build and serialize).
+UNTARGETED = ("graphml", "turtle")
 
 
 def best(fn: Callable[[], object], repeat: int) -> float:
@@ -53,6 +69,45 @@ def incoming_of(graph: dict[str, Any], extra: int) -> dict[str, Any]:
     return incoming
 
 
+def timed(fn: Callable[[], object]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process) of one run."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def _validate_bytes(data: bytes, limit: int) -> None:
+    report = validate_loaded(load(data, max_bytes=limit)).report()
+    assert report["ok"], report["findings"][:3]
+
+
+def _merge_into_itself(data: bytes, limit: int) -> tuple[float, float]:
+    """``graph merge G G --out M`` on a file holding ``data``, timed."""
+    from episteme_graph.mergefiles import MergeRequest, merge_files
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "g.knowledge.json"
+        path.write_bytes(data)
+        out = Path(folder) / "m.knowledge.json"
+        request = MergeRequest(base=path, incoming=path, out=out, max_bytes=limit)
+        return timed(lambda: merge_files(request))
+
+
+def one_cluster(sizes: list[int]) -> None:
+    """R9: validate and self-merge graphs whose concepts all sit in one cluster."""
+    print("\nOne cluster (R9): wall and CPU seconds, one run each\n")
+    print("| concepts | MB | validate wall | validate CPU | merge G G wall | merge G G CPU | targets |")
+    print("|---:|---:|---:|---:|---:|---:|---|")
+    for n in sizes:
+        data = json.dumps(synthetic_graph(n, clusters=1), ensure_ascii=False, indent=2).encode("utf-8")
+        limit = max(len(data) + 1, 64 * 1024 * 1024)
+        v_wall, v_cpu = timed(lambda d=data, lim=limit: _validate_bytes(d, lim))
+        m_wall, m_cpu = _merge_into_itself(data, limit)
+        targets = "validate <= 10, merge <= 30" if n == 100_000 else ""
+        cells = [f"{n:,}", f"{len(data) / 1e6:.0f}", *(f"{t:.1f}" for t in (v_wall, v_cpu, m_wall, m_cpu))]
+        print("| " + " | ".join([*cells, targets]) + " |", flush=True)
+
+
 def main(argv: list[str]) -> None:
     import argparse
 
@@ -60,6 +115,7 @@ def main(argv: list[str]) -> None:
     parser.add_argument("nodes", nargs="?", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--jsonschema", action="store_true")
+    parser.add_argument("--one-cluster", default="25000,50000,100000", help="sizes, comma-separated")
     options = parser.parse_args(argv)
     nodes, repeat = options.nodes, options.repeat
     graph = synthetic_graph(nodes)
@@ -135,7 +191,7 @@ def main(argv: list[str]) -> None:
             (
                 f"export {exporter.graph_format} ({size / 1e6:.1f} MB)",
                 best(lambda e=exporter: e.render(graph, {}), repeat),
-                "1.0",
+                "" if exporter.graph_format in UNTARGETED else "1.0",
             )
         )
     print(
@@ -146,6 +202,9 @@ def main(argv: list[str]) -> None:
     print("|---|---:|---:|")
     for name, seconds, target in rows:
         print(f"| {name} | {seconds:.2f} | {target} |")
+    sizes = [int(s) for s in options.one_cluster.split(",") if s.strip()]
+    if sizes:
+        one_cluster(sizes)
 
 
 if __name__ == "__main__":

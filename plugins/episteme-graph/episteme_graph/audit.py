@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from episteme_graph.merge import DERIVED_METADATA, MergeReport, clone, renumber_citations, value_key
+from episteme_graph.policy import At
 from episteme_graph.rules import canonical_edge_id
 
 KEYED = ("clusters", "facts", "evidence", "claims", "assessments", "chunks", "fact_conflicts")
@@ -122,7 +123,68 @@ def in_merged_terms(incoming: dict[str, Any], report: MergeReport) -> dict[str, 
     return graph
 
 
+def settled(graph: dict[str, Any], report: MergeReport, side: str) -> dict[str, Any]:
+    """``graph`` (one input, in the merged graph's terms) with each value the policy did not keep
+    replaced by the one it kept: what the merged graph must then hold whole. The values replaced
+    are in ``report.resolutions``, both sides and the path, and so in the merge's diff. Only the
+    records on a resolution's path are copied; the input stays as it was."""
+    lost = [r for r in report.resolutions if r.kept != side]
+    if not lost:
+        return graph
+    view = dict(graph)
+    copied: dict[tuple[Any, ...], Any] = {}
+
+    def record(collection: str, ident: str, nested: tuple[str, ...] = ()) -> Any:
+        key = (collection, ident, *nested)
+        if key in copied:
+            return copied[key]
+        holder = view["metadata"] if nested else view
+        items = list(holder.get(collection) or [])
+        holder[collection] = items
+        for i, item in enumerate(items):
+            found = _edge_key(item) if collection == "edges" else item.get("id")
+            if found == ident:
+                items[i] = clone(item)
+                copied[key] = items[i]
+                return items[i]
+        raise KeyError(key)
+
+    for resolution in lost:
+        kept = resolution.incoming if side == "base" else resolution.base
+        first, *steps = resolution.path
+        if first == "metadata":
+            if ("metadata",) not in copied:
+                view["metadata"] = copied[("metadata",)] = dict(view["metadata"])
+            target: Any = view["metadata"]
+            if len(steps) > 1 and steps[0] == "sources" and isinstance(steps[1], At):
+                target = record("sources", steps[1].ident, ("metadata",))
+                steps = steps[2:]
+        elif steps and isinstance(steps[0], At):
+            target = record(str(first), steps[0].ident)
+            steps = steps[1:]
+        elif not steps:
+            view[str(first)] = kept
+            continue
+        else:
+            if (str(first),) not in copied:
+                view[str(first)] = copied[(str(first),)] = clone(view.get(str(first)))
+            target = view[str(first)]
+        for step in steps[:-1]:
+            target = target[step]
+        if steps:
+            target[steps[-1]] = kept
+    return view
+
+
 def audit_merge(base: dict[str, Any], incoming: dict[str, Any], report: MergeReport) -> list[str]:
-    """Everything of either input that the merged graph lacks (empty: nothing was lost)."""
+    """Everything of either input that the merged graph lacks (empty: nothing was lost). A value a
+    policy chose against is checked as the value chosen (it is recorded in the report instead)."""
     merged = report.graph
-    return audit_one(base, merged, "base") + audit_one(in_merged_terms(incoming, report), merged, "incoming")
+    base_view = settled(base, report, "base")
+    problems = audit_one(base_view, merged, "base")
+    if incoming is base and not report.resolutions:
+        # A graph merged into itself: nothing is aliased, renumbered or settled, so the incoming
+        # graph in the merged graph's terms is the base, already audited.
+        return problems
+    incoming_view = settled(in_merged_terms(incoming, report), report, "incoming")
+    return problems + audit_one(incoming_view, merged, "incoming")

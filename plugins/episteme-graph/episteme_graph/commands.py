@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB
-FORMATS = ("md", "html", "cypher", "canvas", "ctxt", "jsonld", "chunks", "svg", "png")
+FORMATS = ("md", "html", "cypher", "canvas", "ctxt", "jsonld", "chunks", "svg", "png", "graphml", "turtle")
 DESCRIPTION = (
     "Knowledge graphs (.knowledge.json): each claim points at evidence, a selector into a source. "
     "episteme never writes a claim: it validates graphs, checks their evidence against the bytes "
@@ -22,14 +22,14 @@ DESCRIPTION = (
 )
 
 
-def _add_max_input(parser: argparse.ArgumentParser) -> None:
+def _add_max_input(parser: argparse.ArgumentParser, what: str = "a graph") -> None:
     add_int_option(
         parser,
         "--max-input-bytes",
         default=64 * MIB,
         low=1,
         high=GIB,
-        help="most bytes read from a graph (also from stdin)",
+        help=f"most bytes read from {what} (also from stdin)",
     )
 
 
@@ -109,7 +109,7 @@ def _configure_evidence(parser: argparse.ArgumentParser) -> None:
         choices=("supports", "contradicts", "contextualizes", "mentions"),
         help="the support every record states (default mentions: episteme does not judge)",
     )
-    _add_max_input(parser)
+    _add_max_input(parser, "the query or ask output")
 
 
 def _run_evidence(args: argparse.Namespace, ctx: Context) -> Outcome:
@@ -139,6 +139,16 @@ def _configure_merge(parser: argparse.ArgumentParser) -> None:
         help="a fact id with two payloads: fail (default) or keep both and record a conflict",
     )
     parser.add_argument(
+        "--prefer",
+        action="append",
+        default=[],
+        metavar="SIDE|PATH=SIDE",
+        help="settle contradictions instead of failing: base or incoming keeps that side's value at "
+        "every scalar conflict (metadata included; facts excepted); PATH=SIDE only at that JSON path "
+        "and below it, e.g. metadata.title=incoming, nodes[*].cluster=base (repeatable; the most "
+        "specific wins). Every value not kept is listed in the diffs",
+    )
+    parser.add_argument(
         "--versions-dir",
         metavar="DIR",
         default=None,
@@ -166,6 +176,7 @@ def _run_merge(args: argparse.Namespace, ctx: Context) -> Outcome:
         diff_json=Path(args.diff_json) if args.diff_json else None,
         diff_md=Path(args.diff_md) if args.diff_md else None,
         fact_conflicts=args.fact_conflicts,
+        prefer=tuple(args.prefer),
         force=args.force,
         versions_dir=Path(args.versions_dir) if args.versions_dir else None,
         max_versions=args.max_versions,
@@ -173,6 +184,23 @@ def _run_merge(args: argparse.Namespace, ctx: Context) -> Outcome:
     )
     data = merge_files(request)
     return Outcome(data=data, text=render_text(data))
+
+
+def _configure_diff(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("a", metavar="A", help="the graph compared from ('-' reads stdin)")
+    parser.add_argument("b", metavar="B", help="the graph compared with")
+    _add_max_input(parser)
+
+
+def _run_diff(args: argparse.Namespace, ctx: Context) -> Outcome:
+    from episteme_graph.graphdiff import diff_graphs, render_markdown
+    from episteme_graph.load import load_object
+
+    a = load_object(args.a, max_bytes=args.max_input_bytes)
+    b = load_object(args.b, max_bytes=args.max_input_bytes)
+    data = {"a": {"file": a.name, "sha256": a.sha256}, "b": {"file": b.name, "sha256": b.sha256}}
+    data.update(diff_graphs(a.value, b.value))
+    return Outcome(data=data, text=render_markdown(data, a.name, b.name).rstrip("\n"))
 
 
 def _configure_export(parser: argparse.ArgumentParser) -> None:
@@ -262,8 +290,9 @@ def _configure_view(parser: argparse.ArgumentParser) -> None:
         "--token-file",
         metavar="F",
         default=None,
-        help="a private file (mode 0600/0400, your own, at most 1 KiB) holding the token "
-        "every request must carry",
+        help="a private file (your own, mode 0600 or 0400, at most 1 KiB) holding the token every "
+        "request must carry: at least 16 characters of A-Z a-z 0-9 - . _ ~ + / (RFC 6750), as for "
+        "episteme serve",
     )
     _add_max_input(parser)
 
@@ -294,17 +323,25 @@ SUBCOMMANDS: dict[str, tuple[str, Any, Any]] = {
         _run_verify,
     ),
     "evidence": (
-        "turn query/ask --json results into evidence records and sources for a graph",
+        "read the output of 'episteme query --json' or 'ask --json' (not a graph) and print evidence "
+        "records and the sources they cite, ready to paste into a graph",
         _configure_evidence,
         _run_evidence,
     ),
+    "diff": (
+        "compare two graphs without merging: added, removed, changed, and the conflicts a merge "
+        "would meet (each with both values and its JSON path); Markdown, or --json",
+        _configure_diff,
+        _run_diff,
+    ),
     "merge": (
-        "merge INCOMING into BASE: nothing dropped, nothing overwritten, prior bytes archived",
+        "merge INCOMING into BASE: nothing dropped, nothing overwritten silently, prior bytes archived",
         _configure_merge,
         _run_merge,
     ),
     "export": (
-        "render a graph as md, html, cypher, canvas, ctxt, jsonld, chunks, svg or png (byte-deterministic)",
+        "render a graph as md, html, cypher, canvas, ctxt, jsonld, chunks, svg, png, graphml or turtle "
+        "(byte-deterministic)",
         _configure_export,
         _run_export,
     ),

@@ -24,6 +24,8 @@ MEDIA_TYPES = {
     "chunks": "application/jsonl",
     "svg": "image/svg+xml",
     "png": "image/png",
+    "graphml": "application/graphml+xml",
+    "turtle": "text/turtle; charset=utf-8",
 }
 
 
@@ -98,6 +100,12 @@ EXPORTERS = (
         ".knowledge.png",
         "a graph as a PNG picture (the SVG through Chromium or cairosvg)",
         "png:render",
+    ),
+    GraphExporter(
+        "graphml", ".graphml", "a graph as GraphML: concepts and relationships (networkx)", "graphml:render"
+    ),
+    GraphExporter(
+        "turtle", ".ttl", "a graph as RDF Turtle, the JSON-LD export's terms (rdflib)", "turtle:render"
     ),
 )
 

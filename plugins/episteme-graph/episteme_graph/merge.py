@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from episteme_graph import jsontext
+from episteme_graph.policy import At, MergePolicy, Path, Resolution, render
 from episteme_graph.rules import canonical_edge_id
 
 if TYPE_CHECKING:
@@ -37,16 +40,47 @@ DERIVED_METADATA = (
     "distiller_spec_version",
     "sources",
 )
+# Facts of one concept, metric and time with different values: up to this many in a group, a conflict
+# joins every pair of different values; past it, each fact is joined to one other (see _merge_facts).
+PAIRWISE_GROUP = 16
 CONFLICT_REASON = "Conflicting fact payloads were retained during deterministic merge; review required."
 _MARKER = re.compile(r"\[(\d+)\]")
 
 
 class MergeConflict(Exception):
-    """Two values that cannot both be kept: ``path`` says where, the message what."""
+    """Two values that cannot both be kept: ``path`` says where (as text; ``steps`` as a path), the
+    message what. ``base`` and ``incoming`` are the two values; ``resolvable`` says whether a
+    ``--prefer`` policy could settle it (an identity conflict cannot be)."""
 
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}")
-        self.path = path
+    def __init__(
+        self,
+        path: Path,
+        message: str,
+        *,
+        base: Any = None,
+        incoming: Any = None,
+        resolvable: bool = False,
+    ) -> None:
+        super().__init__(f"{render(path)}: {message}")
+        self.steps = path
+        self.path = render(path)
+        self.base = base
+        self.incoming = incoming
+        self.resolvable = resolvable
+
+
+Resolve = Callable[[Path, Any, Any], Any]
+
+
+def refuse(path: Path, left: Any, right: Any) -> Any:
+    """The default policy: a contradiction fails, naming its path and both values."""
+    raise MergeConflict(
+        path,
+        f"conflicting values {_short(left)} and {_short(right)}; merge refused",
+        base=left,
+        incoming=right,
+        resolvable=True,
+    )
 
 
 def canonical(value: Any) -> str:
@@ -56,13 +90,16 @@ def canonical(value: Any) -> str:
 
 def same_json(left: Any, right: Any) -> bool:
     """Equal as JSON: Python's ``==`` plus the types it blurs (``1 == 1.0 == True``). The same object
-    is equal without a look; two ``repr``s that agree settle it without encoding; only values whose
-    reprs differ (keys in another order) are compared as canonical JSON."""
+    is equal without a look, and so is an object whose values are the very same objects (a record
+    copied without its id); two ``repr``s that agree settle the rest without encoding; only values
+    whose reprs differ (keys in another order) are compared as canonical JSON."""
     if left is right:
         return True
     if type(left) is not type(right) or left != right:
         return False
     if not isinstance(left, dict | list):
+        return True
+    if isinstance(left, dict) and all(map(operator.is_, left.values(), map(right.__getitem__, left))):
         return True
     return repr(left) == repr(right) or canonical(left) == canonical(right)
 
@@ -90,8 +127,9 @@ def empty(value: Any) -> bool:
     return value is None or value == ""
 
 
-def merge_value(left: Any, right: Any, path: str) -> Any:
-    """Equal keeps; empty takes the other; lists union stably; objects merge by key; else a conflict."""
+def merge_value(left: Any, right: Any, path: Path, resolve: Resolve = refuse) -> Any:
+    """Equal keeps; empty takes the other; lists union stably; objects merge by key; anything else
+    is a conflict, which ``resolve`` settles (returns the value kept) or refuses (raises)."""
     if same_json(left, right):
         return left
     if empty(left):
@@ -103,9 +141,9 @@ def merge_value(left: Any, right: Any, path: str) -> Any:
     if isinstance(left, dict) and isinstance(right, dict):
         merged = dict(left)
         for name, value in right.items():
-            merged[name] = merge_value(left[name], value, f"{path}.{name}") if name in left else value
+            merged[name] = merge_value(left[name], value, (*path, name), resolve) if name in left else value
         return merged
-    raise MergeConflict(path, f"conflicting values {_short(left)} and {_short(right)}; merge refused")
+    return resolve(path, left, right)
 
 
 def _short(value: Any) -> str:
@@ -139,6 +177,8 @@ class MergeReport:
     validation: Validation | None = None
     recorded_conflicts: list[str] = attrs.field(factory=list)
     source_renumbering: dict[int, int] = attrs.field(factory=dict)
+    resolutions: list[Resolution] = attrs.field(factory=list)
+    policy: MergePolicy = attrs.field(factory=MergePolicy)
 
     def note(self, kind: str, collection: str, ident: str) -> None:
         target = self.added if kind == "added" else self.enriched
@@ -155,7 +195,8 @@ def _merge_by_id(
     incoming: list[dict[str, Any]],
     collection: str,
     report: MergeReport,
-    path: str,
+    path: Path,
+    resolve: Resolve = refuse,
 ) -> list[dict[str, Any]]:
     out = base
     index = {item.get("id"): i for i, item in enumerate(out)}
@@ -163,7 +204,7 @@ def _merge_by_id(
         ident = item.get("id")
         if ident in index:
             before = out[index[ident]]
-            out[index[ident]] = merge_value(out[index[ident]], item, f"{path}[{ident!r}]")
+            out[index[ident]] = merge_value(out[index[ident]], item, (*path, At(str(ident))), resolve)
             if out[index[ident]] != before:
                 report.note("enriched", collection, str(ident))
         else:
@@ -197,19 +238,37 @@ def renumber_citations(graph: dict[str, Any], mapping: dict[int, int]) -> None:
             claim["statement"] = _renumber(claim["statement"], mapping)
 
 
-def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "error") -> MergeReport:
+def merge_graphs(
+    base: dict[str, Any], incoming: dict[str, Any], policy: str | MergePolicy = "error"
+) -> MergeReport:
     """Merge ``incoming`` into ``base`` (both already validated); raise ``MergeConflict`` on a
-    contradiction. Neither input is changed."""
-    if policy not in POLICIES:
-        raise ValueError(policy)
+    contradiction the policy does not settle (a string is the fact policy alone, the seed's rule).
+    Neither input is changed."""
+    if isinstance(policy, str):
+        policy = MergePolicy(fact_conflicts=policy)
+    if policy.fact_conflicts not in POLICIES:
+        raise ValueError(policy.fact_conflicts)
     # The inputs are never changed: whatever is rewritten below is copied first.
     incoming = dict(incoming)
-    report = MergeReport(graph={})
+    report = MergeReport(graph={}, policy=policy)
     base_meta, in_meta = base["metadata"], incoming["metadata"]
+
+    def resolve(path: Path, left: Any, right: Any) -> Any:
+        chosen = policy.choose(path)
+        if chosen is None:
+            return refuse(path, left, right)
+        side, rule = chosen
+        report.resolutions.append(Resolution(path, left, right, side, rule))
+        return left if side == "base" else right
 
     # Sources by id; incoming citation numbers follow their source to its merged position.
     sources = _merge_by_id(
-        _list(base_meta, "sources"), _list(in_meta, "sources"), "sources", report, "$.metadata.sources"
+        _list(base_meta, "sources"),
+        _list(in_meta, "sources"),
+        "sources",
+        report,
+        ("metadata", "sources"),
+        resolve,
     )
     position = {s["id"]: i + 1 for i, s in enumerate(sources)}
     mapping = {i + 1: position[s["id"]] for i, s in enumerate(_list(in_meta, "sources"))}
@@ -224,7 +283,7 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
     for key, value in in_meta.items():
         if key in DERIVED_METADATA:
             continue
-        meta[key] = merge_value(meta[key], value, f"$.metadata.{key}") if key in meta else value
+        meta[key] = merge_value(meta[key], value, ("metadata", key), resolve) if key in meta else value
     meta["sources"] = sources
     meta["mode"] = "merge"
     dates = [
@@ -236,7 +295,7 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
         meta["distillation_date"] = max(dates)
 
     clusters = _merge_by_id(
-        _list(base, "clusters"), _list(incoming, "clusters"), "clusters", report, "$.clusters"
+        _list(base, "clusters"), _list(incoming, "clusters"), "clusters", report, ("clusters",), resolve
     )
     clusters = [dict(c) for c in clusters]  # recompute rewrites their concepts
 
@@ -252,15 +311,19 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
             existing = nodes[at].get("resource")
             if not empty(existing) and not empty(resource) and existing != resource:
                 raise MergeConflict(
-                    f"$.nodes[{node['id']!r}].resource",
+                    ("nodes", At(node["id"]), "resource"),
                     f"node {node['id']!r} is {existing!r} in the base but {resource!r} "
-                    "incoming; merge refused",
+                    "incoming; merge refused (an identity conflict: no policy settles it)",
+                    base=existing,
+                    incoming=resource,
                 )
             if empty(existing) and not empty(resource):
                 if resource in by_resource:
                     raise MergeConflict(
-                        f"$.nodes[{node['id']!r}].resource",
-                        f"resource {resource!r} already names another node",
+                        ("nodes", At(node["id"]), "resource"),
+                        f"resource {resource!r} already names another node (an identity conflict: "
+                        "no policy settles it)",
+                        incoming=resource,
                     )
                 report.resource_enrichments[node["id"]] = str(resource)
                 by_resource[resource] = at
@@ -275,15 +338,16 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
         if target["id"] != node["id"]:
             if node["id"] in by_id and by_id[node["id"]] != at:
                 raise MergeConflict(
-                    f"$.nodes[{node['id']!r}]",
+                    ("nodes", At(node["id"])),
                     f"incoming node {node['id']!r} has the resource of base node "
-                    f"{target['id']!r} but its id names another base node",
+                    f"{target['id']!r} but its id names another base node (an identity conflict: "
+                    "no policy settles it)",
                 )
             report.node_aliases[node["id"]] = target["id"]
         payload = {k: v for k, v in node.items() if k != "id"}
         before = target
         merged = merge_value(
-            {k: v for k, v in target.items() if k != "id"}, payload, f"$.nodes[{target['id']!r}]"
+            {k: v for k, v in target.items() if k != "id"}, payload, ("nodes", At(target["id"])), resolve
         )
         nodes[at] = {"id": target["id"], **merged}
         if nodes[at] != before:
@@ -323,7 +387,8 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
             merged = merge_value(
                 {k: v for k, v in current.items() if k != "id"},
                 {k: v for k, v in edge.items() if k != "id"},
-                f"$.edges[{key!r}]",
+                ("edges", At(key)),
+                resolve,
             )
             edges[edge_index[key]] = {"id": key, **merged} if "id" in current or "id" in edge else merged
             if edges[edge_index[key]] != before:
@@ -333,7 +398,7 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
             edges.append({"id": key, **{k: v for k, v in edge.items() if k != "id"}})
             report.note("added", "edges", key)
 
-    facts, conflicts = _merge_facts(base, incoming, policy, report)
+    facts, conflicts = _merge_facts(base, incoming, policy.fact_conflicts, report, resolve)
 
     graph: dict[str, Any] = {}
     for key, value in base.items():
@@ -344,7 +409,12 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
     for collection in ID_COLLECTIONS:
         if collection in base or collection in incoming:
             graph[collection] = _merge_by_id(
-                _list(base, collection), _list(incoming, collection), collection, report, f"$.{collection}"
+                _list(base, collection),
+                _list(incoming, collection),
+                collection,
+                report,
+                (collection,),
+                resolve,
             )
     if conflicts or "fact_conflicts" in base or "fact_conflicts" in incoming:
         graph["fact_conflicts"] = conflicts
@@ -366,7 +436,7 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
     for key, value in incoming.items():
         if key in handled:
             continue
-        graph[key] = merge_value(graph[key], value, f"$.{key}") if key in graph else value
+        graph[key] = merge_value(graph[key], value, (key,), resolve) if key in graph else value
     needs_11 = any(graph.get(k) for k in ("evidence", "claims", "assessments", "fact_conflicts"))
     versions = {base_meta.get("distiller_spec_version"), in_meta.get("distiller_spec_version")}
     meta["distiller_spec_version"] = "1.1" if needs_11 or "1.1" in versions else "1.0"
@@ -376,7 +446,7 @@ def merge_graphs(base: dict[str, Any], incoming: dict[str, Any], policy: str = "
 
 
 def _merge_facts(
-    base: dict[str, Any], incoming: dict[str, Any], policy: str, report: MergeReport
+    base: dict[str, Any], incoming: dict[str, Any], policy: str, report: MergeReport, resolve: Resolve
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     facts = list(_list(base, "facts"))
     index = {f["id"]: i for i, f in enumerate(facts)}
@@ -387,12 +457,14 @@ def _merge_facts(
             facts.append(fact)
             report.note("added", "facts", ident)
             continue
+        settled = len(report.resolutions)
         try:
             before = facts[index[ident]]
-            facts[index[ident]] = merge_value(facts[index[ident]], fact, f"$.facts[{ident!r}]")
+            facts[index[ident]] = merge_value(facts[index[ident]], fact, ("facts", At(ident)), resolve)
             if facts[index[ident]] != before:
                 report.note("enriched", "facts", ident)
         except MergeConflict:
+            del report.resolutions[settled:]  # the fact is kept whole, aside: nothing of it was chosen
             if policy == "error":
                 raise
             kept = f"{ident}--conflict-{sha(fact)}"
@@ -412,13 +484,15 @@ def _merge_facts(
             current = conflicts[conflict_index[ident]]
             if canonical(current.get("facts")) == canonical(conflict.get("facts")):
                 conflicts[conflict_index[ident]] = merge_value(
-                    current, conflict, f"$.fact_conflicts[{ident!r}]"
+                    current, conflict, ("fact_conflicts", At(ident)), resolve
                 )
                 continue
             if canonical(current.get("facts")) != canonical(original.get("facts")):
                 raise MergeConflict(
-                    f"$.fact_conflicts[{ident!r}].facts",
+                    ("fact_conflicts", At(ident), "facts"),
                     "a fact conflict's facts never change; merge refused",
+                    base=current.get("facts"),
+                    incoming=original.get("facts"),
                 )
             # The same conflict, about the incoming version of a fact kept aside: kept aside too.
             ident = f"{ident}--conflict-{sha(conflict)}"
@@ -462,10 +536,21 @@ def _merge_facts(
         if isinstance(concept, str) and concept and isinstance(metric, str) and metric:
             groups.setdefault((concept, metric, canonical(fact.get("temporal"))), []).append(fact)
     for group in groups.values():
-        for i, a in enumerate(group):
-            for b in group[i + 1 :]:
-                if a.get("value") != b.get("value"):
-                    add_conflict(a, b)
+        if len(group) <= PAIRWISE_GROUP:
+            for i, a in enumerate(group):
+                for b in group[i + 1 :]:
+                    if a.get("value") != b.get("value"):
+                        add_conflict(a, b)
+            continue
+        # A large group: each fact joined to the group's first fact, or, where it has that fact's
+        # value, to the first fact of another value (a linear number of conflicts, not one per pair).
+        first = group[0]
+        other = next((f for f in group if f.get("value") != first.get("value")), None)
+        for fact in group[1:]:
+            if fact.get("value") != first.get("value"):
+                add_conflict(first, fact)
+            elif other is not None:
+                add_conflict(other, fact)
     return facts, conflicts
 
 

@@ -4,7 +4,6 @@ output, each atomically, the output last. Nothing is written until everything is
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 from pathlib import Path
@@ -12,9 +11,12 @@ from typing import Any
 
 import attrs
 
+from episteme_graph import jsontext
 from episteme_graph.audit import audit_merge
 from episteme_graph.load import LoadedGraph, load_object
 from episteme_graph.merge import MERGEABLE_VERSIONS, MergeConflict, MergeReport, merge_graphs
+from episteme_graph.policy import SIDES, At, MergePolicy, option_text
+from episteme_graph.policy import Path as JsonPath
 from episteme_graph.validate import Validation, validate_value
 
 COUNTED = (
@@ -40,6 +42,7 @@ class MergeRequest:
     diff_json: Path | None = None
     diff_md: Path | None = None
     fact_conflicts: str = "error"
+    prefer: tuple[str, ...] = ()  # --prefer values: base, incoming, or PATH=base|incoming
     force: bool = False
     versions_dir: Path | None = None
     max_versions: int = 5
@@ -100,6 +103,81 @@ def plan_paths(request: MergeRequest) -> dict[str, Path]:
     return paths
 
 
+def merge_policy(fact_conflicts: str, prefer: tuple[str, ...] | list[str]) -> MergePolicy:
+    """The policy of the command's options; a ``--prefer`` that cannot be read is ``INVALID_USAGE``."""
+    try:
+        return MergePolicy.from_options(fact_conflicts, tuple(prefer))
+    except ValueError as exc:
+        raise _error(
+            "INVALID_USAGE",
+            str(exc),
+            hint="--prefer base|incoming, or --prefer PATH=base|incoming "
+            "(e.g. --prefer metadata.title=incoming)",
+        ) from None
+
+
+def _load_pair(request: MergeRequest) -> tuple[LoadedGraph, LoadedGraph]:
+    """Both inputs, read once each; the same bytes are parsed once."""
+    from episteme_graph.load import read_bytes
+
+    base_bytes = read_bytes(request.base, request.max_bytes)
+    incoming_bytes = read_bytes(request.incoming, request.max_bytes)
+    base = load_object(base_bytes, name=str(request.base), max_bytes=request.max_bytes)
+    if incoming_bytes == base_bytes:
+        return base, attrs.evolve(base, name=str(request.incoming))
+    return base, load_object(incoming_bytes, name=str(request.incoming), max_bytes=request.max_bytes)
+
+
+def refusal(conflict: MergeConflict, policy: MergePolicy, base: dict[str, Any]) -> Exception:
+    """A refused merge, saying which policy would settle it (in the hint and in ``error.details``)."""
+    from episteme_core.api import EpistemeError
+
+    steps = conflict.steps
+    options: list[str] = []
+    if conflict.resolvable:
+        if steps and steps[0] == "facts" and policy.fact_conflicts == "error":
+            options.append("--fact-conflicts record")
+        options += [f"--prefer {option_text(steps)}={side}" for side in SIDES]
+    details: dict[str, Any] = {
+        "path": conflict.path,
+        "base": conflict.base,
+        "incoming": conflict.incoming,
+        "resolvable": conflict.resolvable,
+        "resolveWith": options,
+        "record": describe_path(steps, base),
+    }
+    if options:
+        hint = "resolve with " + " or ".join(options)
+        if not (steps and steps[0] == "facts"):
+            hint += " (or --prefer base|incoming for every such conflict)"
+        if len(steps) == 3 and steps[0] == "nodes" and steps[2] == "cluster":
+            hint += "; a concept has one cluster (the spec's node.cluster), so one of the two is kept"
+    else:
+        hint = "no policy settles an identity conflict: give the node the same resource, or another id"
+    return EpistemeError("INVALID_INPUT", f"merge refused: {conflict}; {hint}", details=details, hint=hint)
+
+
+def describe_path(steps: JsonPath, graph: dict[str, Any]) -> dict[str, Any] | None:
+    """The record a path points into, named for people: collection, id and label (a concept's
+    label, an edge's endpoints' labels, a fact's statement)."""
+    if len(steps) < 2 or not isinstance(steps[1], At):
+        return None
+    collection, ident = str(steps[0]), steps[1].ident
+    labels = {n.get("id"): n.get("label") for n in graph.get("nodes", []) if isinstance(n, dict)}
+    if collection == "edges":
+        source, edge_type, target = (ident.split("__") + ["", "", ""])[:3]
+        return {
+            "collection": collection,
+            "id": ident,
+            "label": f"{labels.get(source, source)} {edge_type} {labels.get(target, target)}",
+        }
+    found = next((i for i in graph.get(collection, []) if isinstance(i, dict) and i.get("id") == ident), None)
+    label = None
+    if isinstance(found, dict):
+        label = found.get("label") or found.get("statement") or found.get("title") or found.get("file")
+    return {"collection": collection, "id": ident, "label": label if isinstance(label, str) else None}
+
+
 def _checked(graph: LoadedGraph, role: str) -> Validation:
     validation = validate_value(graph.value, graph.name, keys=graph.keys)
     if validation.errors:
@@ -124,7 +202,7 @@ def _checked(graph: LoadedGraph, role: str) -> Validation:
 
 def graph_bytes(graph: dict[str, Any]) -> bytes:
     """A graph file as people read it: two-space indent, key order kept, UTF-8, one final newline."""
-    return (json.dumps(graph, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode("utf-8")
+    return (jsontext.indented(graph) + "\n").encode("utf-8")
 
 
 def _counts(graph: dict[str, Any]) -> dict[str, int]:
@@ -169,6 +247,11 @@ def diff_document(
             "sourceNumbers": {str(k): v for k, v in sorted(report.source_renumbering.items())},
         },
         "recordedFactConflicts": sorted(report.recorded_conflicts),
+        "policy": report.policy.describe(),
+        "resolved": [
+            {**r.to_json(), "record": describe_path(r.path, report.graph)} for r in report.resolutions
+        ],
+        "factConflicts": _fact_conflicts(report),
         "validation": {
             role: {
                 "ok": v.ok,
@@ -179,6 +262,73 @@ def diff_document(
             for role, v in validations.items()
         },
     }
+
+
+def _fact_conflicts(report: MergeReport) -> list[dict[str, Any]]:
+    """Each fact conflict the merge recorded, with its two facts' statements and values."""
+    facts = {f.get("id"): f for f in report.graph.get("facts", []) if isinstance(f, dict)}
+    recorded = set(report.recorded_conflicts)
+    out = []
+    for conflict in report.graph.get("fact_conflicts", []):
+        if not isinstance(conflict, dict) or conflict.get("id") not in recorded:
+            continue
+        out.append(
+            {
+                "id": conflict["id"],
+                "relation": conflict.get("relation"),
+                "facts": [
+                    {
+                        "id": fid,
+                        "statement": facts.get(fid, {}).get("statement"),
+                        "value": facts.get(fid, {}).get("value"),
+                        "concept": facts.get(fid, {}).get("concept"),
+                    }
+                    for fid in conflict.get("facts", [])
+                ],
+            }
+        )
+    return sorted(out, key=lambda c: str(c["id"]))
+
+
+def _named(record: dict[str, Any] | None) -> str:
+    """``collection `id` (label)``: a record as people find it."""
+    if not record:
+        return ""
+    label = f" ({md_inline(record['label'])})" if record.get("label") else ""
+    return f"{record['collection']} {md_code(record['id'])}{label}"
+
+
+def md_inline(value: Any) -> str:
+    from episteme_graph.export.markdown import inline
+
+    return inline(value)
+
+
+def md_code(value: Any) -> str:
+    from episteme_graph.export.markdown import code_span
+
+    return code_span(value)
+
+
+def md_json(value: Any) -> str:
+    """A value as canonical JSON in a code span."""
+    from episteme_core.api import canonical_text
+
+    return md_code(canonical_text(value))
+
+
+def conflict_lines(items: list[dict[str, Any]], base: str = "Base", incoming: str = "Incoming") -> list[str]:
+    """One block per conflict: its path, the record it is in (id and label), both values."""
+    lines: list[str] = []
+    for item in items:
+        lines.append(
+            f"- {md_code(item['path'])}" + (f" in {_named(item.get('record'))}" if item.get("record") else "")
+        )
+        lines.append(f"  - {base}: {md_json(item['base'])}")
+        lines.append(f"  - {incoming}: {md_json(item['incoming'])}")
+        if "kept" in item:
+            lines.append(f"  - Kept: {item['kept']} ({md_code(item['policy'])})")
+    return lines
 
 
 def diff_markdown(diff: dict[str, Any]) -> bytes:
@@ -216,18 +366,18 @@ def diff_markdown(diff: dict[str, Any]) -> bytes:
         else:
             lines.append("None.")
         lines.append("")
-    lines += [
-        "### Aliases",
-        "",
-        "    " + canonical_text(diff["aliases"]),
-        "",
-        "### Recorded fact conflicts",
-        "",
-        "    " + canonical_text(diff["recordedFactConflicts"]),
-        "",
-        "## Validation",
-        "",
-    ]
+    lines += ["### Aliases", "", "    " + canonical_text(diff["aliases"]), ""]
+    lines += ["### Conflicts settled by the policy", ""]
+    lines += conflict_lines(diff["resolved"]) or ["None."]
+    lines += ["", "### Recorded fact conflicts", ""]
+    for conflict in diff["factConflicts"]:
+        lines.append(f"- {md_code(conflict['id'])} ({md_inline(conflict['relation'])}):")
+        for fact in conflict["facts"]:
+            statement, value = md_inline(fact["statement"]), md_json(fact["value"])
+            lines.append(f"  - fact {md_code(fact['id'])}: {statement} = {value}")
+    if not diff["factConflicts"]:
+        lines.append("None.")
+    lines += ["", "## Validation", ""]
     for role, value in diff["validation"].items():
         lines.append(
             f"- {role}: {'valid' if value['ok'] else 'INVALID'}, {value['errors']} error(s), "
@@ -310,26 +460,30 @@ def archive_prior(out: Path, versions: Path, max_versions: int) -> str | None:
 
 
 def merge_files(request: MergeRequest) -> dict[str, Any]:
-    """Merge two graph files as ``request`` says and return what was written."""
+    """Merge two graph files as ``request`` says and return what was written. The cycle collector
+    is paused meanwhile: a merge builds millions of containers that form no cycle, and collecting
+    on the way cost a third of the merge and the audit (100,000 concepts)."""
+    from episteme_core.api import paused_cycle_gc
+
+    with paused_cycle_gc():
+        return _merge_files(request)
+
+
+def _merge_files(request: MergeRequest) -> dict[str, Any]:
     from episteme_core.api import atomic_write, canonical_bytes
 
+    policy = merge_policy(request.fact_conflicts, request.prefer)
     paths = plan_paths(request)
-    base = load_object(request.base, max_bytes=request.max_bytes)
-    incoming = load_object(request.incoming, max_bytes=request.max_bytes)
-    validations = {"base": _checked(base, "BASE"), "incoming": _checked(incoming, "INCOMING")}
+    base, incoming = _load_pair(request)
+    validations = {"base": _checked(base, "BASE")}
+    # The same bytes give the same findings: a graph merged into a copy of itself is checked once.
+    validations["incoming"] = (
+        validations["base"] if incoming.data == base.data else _checked(incoming, "INCOMING")
+    )
     try:
-        report = merge_graphs(base.value, incoming.value, request.fact_conflicts)
+        report = merge_graphs(base.value, incoming.value, policy)
     except MergeConflict as conflict:
-        hint = (
-            "keep both facts with --fact-conflicts record"
-            if conflict.path.startswith("$.facts") and request.fact_conflicts == "error"
-            else None
-        )
-        from episteme_core.api import EpistemeError
-
-        raise EpistemeError(
-            "INVALID_INPUT", f"merge refused: {conflict}", details={"path": conflict.path}, hint=hint
-        ) from conflict
+        raise refusal(conflict, policy, base.value) from conflict
     problems = audit_merge(base.value, incoming.value, report)
     if problems:
         raise _error(

@@ -1,4 +1,5 @@
-"""The plugin module named by the entry point: the ``graph`` command and one exporter per format.
+"""The plugin module named by the entry point: the ``graph`` command, one exporter per format, and
+the MCP tools ``graph_validate``, ``graph_verify`` and ``graph_evidence``.
 
 Cheap to import (every ``episteme`` run imports it): the work lives in modules loaded on use.
 """
@@ -30,3 +31,11 @@ def episteme_exporters(register: Register) -> None:
 
     for exporter in EXPORTERS:
         register(exporter)
+
+
+@hookimpl
+def episteme_tools(register: Register) -> None:
+    from episteme_graph.tools import graph_tools
+
+    for tool in graph_tools():
+        register(tool)

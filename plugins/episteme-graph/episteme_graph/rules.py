@@ -8,8 +8,10 @@ skipped, never a crash.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
+import unicodedata
 from typing import Any
 
 from episteme_graph import dates, urls
@@ -200,7 +202,28 @@ def canonical_edge_id(source: str, edge_type: str, target: str) -> str:
 
 
 def private_key(key: str) -> bool:
-    return _NON_ALNUM.sub("", key.lower()) in PRIVATE_KEYS
+    """A key that names private reasoning: lowercased and stripped of every non-alphanumeric
+    character, one of ``PRIVATE_KEYS``; a key with non-ASCII characters is also compared through
+    its Latin skeleton (``latin_skeleton``), so look-alike spellings are refused too."""
+    if _NON_ALNUM.sub("", key.lower()) in PRIVATE_KEYS:
+        return True
+    return not key.isascii() and latin_skeleton(key) in PRIVATE_KEYS
+
+
+@functools.lru_cache(maxsize=4096)
+def latin_skeleton(key: str) -> str:
+    """What a key looks like in ASCII: NFKC (full-width and mathematical letters become ASCII),
+    case folded, decomposed (accents split off), each Latin look-alike (Cyrillic ``о``, Greek
+    ``ο``, small capital ``ᴄ``, ... from Unicode's confusables, UTS #39) replaced by the letters it
+    is confusable with, then everything but ASCII letters and digits dropped. A skeleton in the
+    manner of UTS #39, restricted to the Latin prototypes and compared without case."""
+    from episteme_graph.confusables import LATIN_PROTOTYPES
+
+    # Mapped before NFKC too: NFKC turns some look-alikes into other letters (lunate sigma ``ϲ``,
+    # which looks like ``c``, becomes ``σ``, which looks like ``o``).
+    text = "".join([LATIN_PROTOTYPES.get(char, char) for char in key])
+    text = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", text).casefold())
+    return _NON_ALNUM.sub("", "".join([LATIN_PROTOTYPES.get(char, char) for char in text]))
 
 
 class Checker:
@@ -216,6 +239,7 @@ class Checker:
         self.source_order = [s.get("id") for s in self.sources]
         self.ids: dict[str, dict[str, Any]] = {}
         self.nodes_by_id: dict[Any, dict[str, Any]] = {}
+        self._statement_sets: dict[str, frozenset[str] | None] = {}
         for _, node in _items(graph, "nodes"):
             if isinstance(node.get("id"), str):
                 self.nodes_by_id.setdefault(node["id"], node)
@@ -356,6 +380,14 @@ class Checker:
             if isinstance(cluster.get("id"), str):
                 clusters.setdefault(cluster["id"], (path, cluster))
         members: dict[Any, set[str]] = {cid: set() for cid in clusters}
+        # Each cluster's listed concepts as a set, built once: a lookup per node, never a list scan
+        # (a list scan made this rule quadratic in a cluster's size).
+        listed: dict[str, frozenset[Any] | None] = {}
+        for cid, (_, cluster) in clusters.items():
+            concepts = cluster.get("concepts")
+            listed[cid] = (
+                frozenset(c for c in concepts if isinstance(c, str)) if isinstance(concepts, list) else None
+            )
         for path, node in _items(self.graph, "nodes"):
             cluster_id, node_id = node.get("cluster"), node.get("id")
             if not isinstance(cluster_id, str) or not isinstance(node_id, str):
@@ -364,8 +396,8 @@ class Checker:
                 self.out.error(_P(path, "cluster"), "reference", f"cluster {cluster_id!r} does not exist")
                 continue
             members[cluster_id].add(node_id)
-            concepts = clusters[cluster_id][1].get("concepts")
-            if isinstance(concepts, list) and node_id not in concepts:
+            concepts = listed[cluster_id]
+            if concepts is not None and node_id not in concepts:
                 self.out.error(
                     _P(path, "cluster"),
                     "cluster-membership",
@@ -493,13 +525,25 @@ class Checker:
             self.out.error(_P(path, "node"), "reference", f"node {node_id!r} does not exist")
             return
         statement = claim.get("statement")
-        statements = nodes[node_id].get("statements")
-        if isinstance(statement, str) and isinstance(statements, list) and statement not in statements:
+        statements = self._statements(node_id)
+        if isinstance(statement, str) and statements is not None and statement not in statements:
             self.out.error(
                 _P(path, "statement"),
                 "claim-projection",
                 f"the claim's statement is not one of node {node_id!r}'s statements, verbatim",
             )
+
+    def _statements(self, node_id: str) -> frozenset[str] | None:
+        """A node's statements as a set, built on first use: many claims of one node cost one
+        lookup each, not a scan of the node's statements."""
+        if node_id not in self._statement_sets:
+            statements = self.nodes_by_id[node_id].get("statements")
+            self._statement_sets[node_id] = (
+                frozenset(s for s in statements if isinstance(s, str))
+                if isinstance(statements, list)
+                else None
+            )
+        return self._statement_sets[node_id]
 
     def check_edge(self, path: Any, edge: dict[str, Any]) -> None:
         source, target, edge_type = edge.get("source"), edge.get("target"), edge.get("type")

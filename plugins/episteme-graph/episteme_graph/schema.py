@@ -292,8 +292,23 @@ def _json_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and bool(a == b)
 
 
+def _json_key(v: Any) -> Any:
+    """A hashable key, equal for two values exactly when ``_json_equal`` holds (numbers by value,
+    booleans apart from numbers, objects whatever their key order)."""
+    if isinstance(v, bool):
+        return ("b", v)
+    if _is_number(v):
+        return ("n", v)
+    if isinstance(v, list):
+        return ("l", tuple(map(_json_key, v)))
+    if isinstance(v, dict):
+        return ("d", frozenset((k, _json_key(x)) for k, x in v.items()))
+    return (type(v).__name__, v)
+
+
 def _unique(items: list[Any]) -> bool:
-    return all(not _json_equal(items[i], items[j]) for i in range(len(items)) for j in range(i))
+    """``uniqueItems``: one hash per item, not a comparison per pair (linear, whatever the list's size)."""
+    return len({_json_key(item) for item in items}) == len(items)
 
 
 def _type_test(names: str | list[str]) -> Callable[[Any], bool]:

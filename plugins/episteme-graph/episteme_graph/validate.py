@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from episteme_core.api import Home
 
 
+STORED_SCORE = "stored-score"
+
+
 @attrs.frozen
 class Validation:
     """The findings of one graph and the score they give."""
@@ -42,8 +45,14 @@ class Validation:
         return conformance_score(*self._counts(exclude_stored=True))
 
     def _counts(self, *, exclude_stored: bool) -> tuple[int, int]:
-        chosen = [f for f in self.findings if not (exclude_stored and f.rule == "stored-score")]
-        return (sum(f.level == ERROR for f in chosen), sum(f.level == WARNING for f in chosen))
+        """(errors, warnings) as the score counts them. The stored-score check counts as one error
+        however many stored fields it flags, and as none beside another error: a real error makes
+        every stored score stale, and counting that again would charge one error two or three times."""
+        chosen = [f for f in self.findings if f.rule != STORED_SCORE]
+        errors = sum(f.level == ERROR for f in chosen)
+        if not exclude_stored and not errors and any(f.rule == STORED_SCORE for f in self.findings):
+            errors = 1
+        return (errors, sum(f.level == WARNING for f in chosen))
 
     def report(self) -> dict[str, Any]:
         errors, warnings = self._counts(exclude_stored=False)
@@ -101,7 +110,7 @@ def _stored_score_findings(metadata: dict[str, Any], expected: int) -> list[Find
             Finding(
                 "$.metadata.quality_score",
                 ERROR,
-                "stored-score",
+                STORED_SCORE,
                 "conformance_score and quality_score must be equal (one is the other's legacy name)",
             )
         )
@@ -111,7 +120,7 @@ def _stored_score_findings(metadata: dict[str, Any], expected: int) -> list[Find
                 Finding(
                     f"$.metadata.{key}",
                     ERROR,
-                    "stored-score",
+                    STORED_SCORE,
                     f"{key} says {value} but the findings give {expected}",
                 )
             )

@@ -88,9 +88,7 @@ def test_an_invalid_graph_exports_best_effort_with_a_warning(tmp_path: Path) -> 
 
 
 def test_an_unknown_format_names_the_known_ones(tmp_path: Path) -> None:
-    result = invoke(
-        "graph", "export", str(FIXTURES / "minimal.knowledge.json"), "--format", "graphml", "--json"
-    )
+    result = invoke("graph", "export", str(FIXTURES / "minimal.knowledge.json"), "--format", "gexf", "--json")
     assert result.exit_code == 2 and "canvas" in result.envelope["error"]["hint"]
 
 
@@ -322,3 +320,16 @@ def test_a_graph_that_is_not_json_writes_no_file(tmp_path: Path) -> None:
         result = invoke("graph", "export", str(source), "--format", fmt, "--json")
         assert result.exit_code == 3 and result.envelope["error"]["details"]["path"] == "$"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.knowledge.json"]
+
+
+def test_markdown_evidence_shows_review_status_selector_and_excerpt() -> None:
+    graph = fixture_graph("contextual")
+    graph["evidence"].append({**graph["evidence"][0], "id": "evidence-unstated"})
+    del graph["evidence"][-1]["review_status"]
+    text = markdown.render(graph, {}).decode("utf-8")
+    section = text[text.index("## Evidence") : text.index("## Assessments")]
+    first, second = section.split("### ")[1:3]
+    assert first.startswith("`evidence-alpha-beta`")
+    assert "- Review status: reviewed" in first and "- Review status: unspecified" in second
+    assert "**Selector:**\n\n    {" in first and '"type":"TextQuoteSelector"' in first
+    assert '**Excerpt:**\n\n    "Alpha enables Beta in the German deployment profile."' in first

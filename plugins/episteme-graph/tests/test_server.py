@@ -132,34 +132,64 @@ def test_a_token_is_required_on_every_request(tmp_path: Path, graph: Path) -> No
         assert _request(port, "GET", "/", {"Authorization": "Basic !!!"})[0] == 401
 
 
-@pytest.mark.parametrize("case", ["mode-0644", "symlink", "too-large", "too-short", "not-ascii", "folder"])
-def test_a_token_file_that_is_not_private_is_refused(tmp_path: Path, case: str) -> None:
-    if case == "mode-0644":
-        path = _token_file(tmp_path, mode=0o644)
-    elif case == "symlink":
+TOKEN_CASES = {
+    "mode-0644": (TOKEN.encode(), 0o644),
+    "mode-0640": (TOKEN.encode(), 0o640),
+    "too-large": (b"a" * 1025, 0o600),
+    "too-short": (b"a" * 15 + b"\n", 0o600),
+    "not-ascii": ("\u00e9".encode() * 20, 0o600),
+    "not-rfc6750": (b"a" * 20 + b" " + b"b" * 20, 0o600),
+    "padding-inside": (b"a" * 20 + b"=b", 0o600),
+    "empty": (b"\n", 0o600),
+}
+
+
+def _case_path(tmp_path: Path, case: str) -> Path:
+    if case == "symlink":
         path = tmp_path / "link"
         path.symlink_to(_token_file(tmp_path))
-    elif case == "too-large":
-        path = _token_file(tmp_path, b"a" * 1025)
-    elif case == "too-short":
-        path = _token_file(tmp_path, b"short\n")
-    elif case == "not-ascii":
-        path = _token_file(tmp_path, "\u00e9".encode() * 20)
-    else:
+    elif case == "folder":
         path = tmp_path / "folder"
         path.mkdir()
+    elif case == "missing":
+        path = tmp_path / "missing"
+    else:
+        path = _token_file(tmp_path, *TOKEN_CASES[case])
+    return path
+
+
+REFUSED = [*TOKEN_CASES, "symlink", "folder", "missing"]
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_a_token_file_is_refused_exactly_as_episteme_serve_refuses_it(
+    tmp_path: Path, graph: Path, case: str
+) -> None:
+    """The same file gives ``graph view`` and ``episteme serve`` the same error code, exit status
+    and message (both refuse before binding)."""
+    path = _case_path(tmp_path, case)
     with pytest.raises(EpistemeError) as caught:
         read_token(path)
-    assert caught.value.code == "INVALID_USAGE"
+    view = invoke("graph", "view", str(graph), "--port", "0", "--token-file", str(path), "--json")
+    serve = invoke(
+        "--home", str(tmp_path / "home"), "serve", "--port", "0", "--token-file", str(path), "--json"
+    )
+    assert view.exit_code == serve.exit_code == (5 if case == "too-large" else 3), (view.stderr, serve.stderr)
+    mine, theirs = view.envelope["error"], serve.envelope["error"]
+    assert mine["code"] == theirs["code"] == caught.value.code
+    assert mine["message"] == theirs["message"] and mine["hint"] == theirs["hint"]
 
 
 def test_token_file_bounds_at_and_past_the_limit(tmp_path: Path) -> None:
-    assert read_token(_token_file(tmp_path, b"a" * 512)) == "a" * 512
-    assert read_token(_token_file(tmp_path, b"a" * 32 + b"\n")) == "a" * 32
-    with pytest.raises(EpistemeError):
-        read_token(_token_file(tmp_path, b"a" * 513))
-    with pytest.raises(EpistemeError):
-        read_token(_token_file(tmp_path, b"a" * 31))
+    """At least 16 characters, whitespace around the token dropped, no upper bound but the file's
+    1 KiB (as for ``episteme serve``)."""
+    assert read_token(_token_file(tmp_path, b"a" * 16)) == "a" * 16
+    assert read_token(_token_file(tmp_path, b"  " + b"a" * 16 + b"\r\n")) == "a" * 16
+    assert read_token(_token_file(tmp_path, b"a" * 1024)) == "a" * 1024
+    with pytest.raises(EpistemeError) as caught:
+        read_token(_token_file(tmp_path, b"a" * 15))
+    assert caught.value.code == "INVALID_INPUT"
+    assert read_token(_token_file(tmp_path, b"Ab0-._~+/" * 3 + b"==\n", 0o400)) == "Ab0-._~+/" * 3 + "=="
 
 
 def test_a_non_loopback_address_needs_a_token_file(graph: Path) -> None:

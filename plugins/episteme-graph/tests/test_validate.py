@@ -199,3 +199,68 @@ def test_the_library_function_takes_bytes_and_a_home(tmp_path: Path) -> None:
     data = (FIXTURES / "minimal.knowledge.json").read_bytes()
     report = validate(data, Home(tmp_path / "home"))
     assert report["conformanceScore"] == 100
+
+
+def test_one_real_error_costs_ten_points_not_thirty(minimal: dict[str, Any]) -> None:
+    """The stored scores (both 100) are stale once the graph has an error: they are reported, but
+    the error is counted once, so the graph scores 90."""
+    minimal["metadata"]["conformance_score"] = 100
+    minimal["nodes"][0]["definition"] = ""  # one real error: an empty definition
+    report = validate_value(minimal).report()
+    rules = sorted(f["rule"] for f in report["findings"])
+    assert len(rules) == 3 and rules.count("stored-score") == 2, rules
+    assert report["errorCount"] == 1 and report["conformanceScore"] == 90 and not report["ok"]
+
+
+def test_a_stale_score_alone_is_one_error(minimal: dict[str, Any]) -> None:
+    minimal["metadata"]["conformance_score"] = 90
+    minimal["metadata"]["quality_score"] = 80  # both stale, and unequal: three findings, one error
+    report = validate_value(minimal).report()
+    assert [f["rule"] for f in report["findings"]] == ["stored-score"] * 3
+    assert report["errorCount"] == 1 and report["conformanceScore"] == 90 and not report["ok"]
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "r\u0435\u0430s\u043ening",  # Cyrillic е, а, о
+        "\u0441hain_of_thought",  # Cyrillic с
+        "\uff52\uff45\uff41\uff53\uff4f\uff4e\uff49\uff4e\uff47",  # full-width ｒｅａｓｏｎｉｎｇ
+        "\uff23\uff4f\uff54",  # full-width Ｃｏｔ
+        "\u03f2\u03bft",  # Greek lunate sigma and omicron: ϲοt
+        "scr\u0430tch-p\u0430d",  # Cyrillic а, a separator
+        "\U0001d41c\U0001d428\U0001d42d",  # mathematical bold 𝐜𝐨𝐭
+        "Hidden \u0422houghts",  # Cyrillic capital Т
+        "re\u0430so\u0301ning",  # a combining accent over o
+    ],
+)
+def test_look_alike_private_keys_are_refused(minimal: dict[str, Any], key: str) -> None:
+    minimal["nodes"][0][key] = "step one, step two"
+    report = validate_value(minimal).report()
+    private = [f for f in report["findings"] if f["rule"] == "private-reasoning"]
+    from episteme_graph.paths import join
+
+    assert [(f["path"], f["level"]) for f in private] == [(join(["nodes", 0, key]), "error")], report
+    assert not report["ok"]
+
+
+@pytest.mark.parametrize(
+    "key", ["r\u00e9sum\u00e9", "\u0441\u0442\u0430\u0442\u0443\u0441", "reasons", "co\u0442s"]
+)
+def test_other_non_ascii_keys_are_not_private(minimal: dict[str, Any], key: str) -> None:
+    minimal["nodes"][0][key] = "x"
+    rules = [f["rule"] for f in validate_value(minimal).report()["findings"]]
+    assert "private-reasoning" not in rules and "unknown-key" in rules
+
+
+def test_the_repositorys_schema_copy_equals_the_shipped_schema() -> None:
+    """schema/knowledge.schema.json (the repository's schema folder, for producers) is the very file
+    the plugin ships and validates with; both reference graphs fit it."""
+    from episteme_core.testing import validate as fits
+
+    root = Path(__file__).resolve().parents[3]
+    shipped = Path(__file__).resolve().parents[1] / "episteme_graph" / "schema" / "knowledge.schema.json"
+    copy = root / "schema" / "knowledge.schema.json"
+    assert copy.read_bytes() == shipped.read_bytes()
+    for name in ("minimal", "contextual"):
+        fits(json.loads((FIXTURES / f"{name}.knowledge.json").read_text("utf-8")), "knowledge")

@@ -49,6 +49,7 @@ _ESCAPES = {
     },
 }
 _ESCAPED = re.compile("[" + re.escape("".join(_ESCAPES)) + "]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -63,6 +64,17 @@ def inline(text: Any) -> str:
     if _ESCAPED.search(value):
         value = _ESCAPED.sub(_escape, value)
     return " ".join(value.split())
+
+
+def code_span(text: Any) -> str:
+    """``text`` as one inline code span, shown exactly (a code span interprets no markup): control
+    and line-separator characters become spaces, and the fence is one backtick longer than the
+    longest run of backticks inside."""
+    value = text if isinstance(text, str) else str(text)
+    value = " ".join(_CONTROL.sub(" ", value).split())
+    fence = "`" * (max((len(run) for run in re.findall("`+", value)), default=0) + 1)
+    pad = " " if value.startswith("`") or value.endswith("`") or not value else ""
+    return f"{fence}{pad}{value}{pad}{fence}"
 
 
 def code(value: Any) -> str:
@@ -256,15 +268,25 @@ def render(graph: dict[str, Any], options: dict[str, Any]) -> bytes:  # noqa: C9
     if evidence:
         out += ["## Evidence", ""]
         for item in evidence:
-            out.append(
-                f"- `{inline(item['id'])}` · source {inline(item.get('source'))} · "
-                f"{inline(item.get('support'))} · {inline(item.get('attribution_basis'))}"
-            )
-            if isinstance(item.get("excerpt"), str):
-                out.append(f"  > {inline(item['excerpt'])}")
+            # One record as the seed's view has it: its facts, its review status (unspecified when
+            # the record states none), then the selector and the excerpt as JSON blocks.
+            out += [
+                f"### `{inline(item['id'])}`",
+                "",
+                f"- Source: {inline(item.get('source'))}",
+                f"- Support: {inline(item.get('support'))}",
+                f"- Attribution basis: {inline(item.get('attribution_basis'))}",
+                f"- Review status: {inline(item.get('review_status') or 'unspecified')}",
+                "",
+            ]
             if isinstance(item.get("selector"), dict):
-                out.append(f"  selector: `{inline(json_line(item['selector']))}`")
-        out.append("")
+                out += ["**Selector:**", "", code(item["selector"]), ""]
+            if isinstance(item.get("excerpt"), str):
+                out += ["**Excerpt:**", "", code(item["excerpt"]), ""]
+            if isinstance(item.get("excerpt_sha256"), str):
+                out += [f"**Excerpt SHA-256:** {inline(item['excerpt_sha256'])}", ""]
+            if isinstance(item.get("derivation"), dict):
+                out += ["**Derivation:**", "", code(item["derivation"]), ""]
     assessments = model.unique_by_id(model.items(graph, "assessments"))
     if assessments:
         out += [
