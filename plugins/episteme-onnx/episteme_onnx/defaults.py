@@ -12,6 +12,12 @@ DEFAULT_THREADS = 1  # intra-op threads per session: fixed, never "all cores", s
 DEFAULT_TOP = 10  # as the builtin bm25 reader: at weight 0 the onnx reader names what bm25 names
 DEFAULT_RATIO = 0.4  # as the builtin bm25 reader (its coverage gate)
 MAX_PREFIX = 64  # characters of query_prefix / passage_prefix
+# What the model reads of a candidate: "paragraphs", one window per paragraph (each cut at max_tokens;
+# the candidate's cosine is its best paragraph's), or "passage", one window, the passage's start. A
+# candidate is a run of paragraphs of up to 3,000 characters: its start alone missed answers that sat
+# past the first 256 tokens (docs/readers.md).
+WINDOWS = ("paragraphs", "passage")
+DEFAULT_WINDOWS = "paragraphs"
 # name: (low, high, integer?)
 RANGES: dict[str, tuple[float, float, bool]] = {
     "threads": (1, 64, True),
@@ -23,4 +29,4 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "min_score": (0.0, 1e9, False),
 }
 PREFIXES = ("query_prefix", "passage_prefix")
-KEYS = {"model", *RANGES, *PREFIXES}
+KEYS = {"model", "windows", *RANGES, *PREFIXES}

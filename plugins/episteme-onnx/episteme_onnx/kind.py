@@ -39,7 +39,8 @@ class OnnxKind:
         try:
             return rerank(question, passages, bm25_scores, model=options.model, weight=options.weight,
                           threads=options.threads, max_tokens=options.max_tokens,
-                          batch_size=options.batch_size, query_prefix=options.query_prefix,
+                          batch_size=options.batch_size, windows=options.windows,
+                          query_prefix=options.query_prefix,
                           passage_prefix=options.passage_prefix)
         except LoadError as exc:
             raise EpistemeError("INVALID_INPUT", f"reader {spec.name!r} (onnx): {exc}",

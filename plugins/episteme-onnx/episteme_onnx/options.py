@@ -2,8 +2,8 @@
 
 ```json
 {"name": "semantic", "kind": "onnx", "model": "/models/all-MiniLM-L6-v2", "threads": 1,
- "max_tokens": 256, "batch_size": 16, "weight": 0.3, "top": 10, "ratio": 0.4, "min_score": 0,
- "query_prefix": "", "passage_prefix": ""}
+ "max_tokens": 256, "batch_size": 4, "windows": "paragraphs", "weight": 0.3, "top": 10, "ratio": 0.4,
+ "min_score": 0, "query_prefix": "", "passage_prefix": ""}
 ```
 
 Every key is checked (type and range) and an unknown key is refused, so a typo cannot silently fall
@@ -25,10 +25,12 @@ from episteme_onnx.defaults import (
     DEFAULT_THREADS,
     DEFAULT_TOP,
     DEFAULT_WEIGHT,
+    DEFAULT_WINDOWS,
     KEYS,
     MAX_PREFIX,
     PREFIXES,
     RANGES,
+    WINDOWS,
 )
 
 
@@ -44,6 +46,7 @@ class OnnxOptions:
     threads: int = DEFAULT_THREADS
     max_tokens: int = DEFAULT_MAX_TOKENS
     batch_size: int = DEFAULT_BATCH_SIZE
+    windows: str = DEFAULT_WINDOWS
     weight: float = DEFAULT_WEIGHT
     top: int = DEFAULT_TOP
     ratio: float = DEFAULT_RATIO
@@ -61,6 +64,10 @@ def parse_options(raw: Mapping[str, Any]) -> OnnxOptions:
     if not isinstance(model, str) or not model.strip():
         raise OptionError("model must be the path of a model directory (model.onnx and tokenizer.json)")
     values: dict[str, Any] = {}
+    if "windows" in raw:
+        if raw["windows"] not in WINDOWS:
+            raise OptionError(f"windows must be one of {', '.join(WINDOWS)}, not {raw['windows']!r}")
+        values["windows"] = raw["windows"]
     for key, (low, high, integer) in RANGES.items():
         if key not in raw:
             continue

@@ -1,7 +1,8 @@
 """The ``onnx`` reader: a local sentence-embedding model that re-scores a shard's candidates.
 
-It embeds the question and each candidate the bm25 reader would name (one window per candidate:
-its first ``max_tokens`` tokens), and names them by ``(1 - weight) · bm25 / best + weight · cosine``
+It embeds the question and each candidate the bm25 reader would name (one window per paragraph of
+the candidate, each cut at ``max_tokens`` tokens; a candidate's cosine is its best paragraph's), and
+names them by ``(1 - weight) · bm25 / best + weight · cosine``
 (``episteme_onnx.fusion``), so a model that knows nothing leaves BM25's answer as it is. It stores
 nothing: every vector is computed for the question and dropped. The model loads on the first
 ``health`` or ``read`` (not at ``open``), once per process; a model that cannot load makes the
@@ -51,6 +52,7 @@ class OnnxReader(BaseReader):
                 "modelFile": str(embedder.files.model), "tokenizerFile": str(embedder.files.tokenizer),
                 "inputs": list(embedder.inputs), "output": embedder.output, "dimension": embedder.dimension,
                 "threads": options.threads, "maxTokens": options.max_tokens, "batchSize": options.batch_size,
+                "windows": options.windows,
                 "weight": options.weight, "top": options.top, "slots": self.slots}
 
     def health(self) -> None:
@@ -58,6 +60,7 @@ class OnnxReader(BaseReader):
 
     def read(self, request: ReadRequest) -> ReadReply:
         from episteme_onnx.model import DeadlineExceeded
+        from episteme_onnx.rerank import passage_similarities
 
         deadline = time.monotonic() + self.timeout
         options = self.options
@@ -66,18 +69,15 @@ class OnnxReader(BaseReader):
             return ReadReply(labels=(), scores={})
         embedder = self.embedder()
         try:
-            asked = embedder.embed([options.query_prefix + request.question], max_tokens=options.max_tokens,
-                                   batch_size=1, deadline=deadline)
-            vectors = embedder.embed([options.passage_prefix + c.text for c in chosen],
-                                     max_tokens=options.max_tokens, batch_size=options.batch_size,
-                                     deadline=deadline)
+            found = passage_similarities(
+                embedder, request.question, [c.text for c in chosen], max_tokens=options.max_tokens,
+                batch_size=options.batch_size, windows=options.windows, query_prefix=options.query_prefix,
+                passage_prefix=options.passage_prefix, deadline=deadline)
         except DeadlineExceeded:
             raise ReadError(f"timed out after {self.timeout:g} s") from None
         except Exception as exc:  # onnxruntime's own errors: a failed read, retried then bm25
             raise ReadError(f"reader {self.name!r} (onnx): embedding failed: {exc}") from exc
-        from episteme_onnx.model import cosines
-
-        similarity = dict(zip((c.label for c in chosen), cosines(asked[0], vectors), strict=True))
+        similarity = dict(zip((c.label for c in chosen), found, strict=True))
         named = fusion.fuse(request, similarity, weight=options.weight, top=options.top,
                             ratio=options.ratio, min_score=options.min_score)
         return ReadReply(labels=tuple(f.label for f in named), scores={f.label: f.fused for f in named})

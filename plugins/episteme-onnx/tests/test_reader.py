@@ -240,3 +240,17 @@ def test_a_closed_reader_is_unhealthy(open_onnx: Open) -> None:
     reader.close()
     with pytest.raises(ReadError, match="closed"):
         reader.health()
+
+
+def test_each_paragraph_is_a_window_and_the_best_one_counts(tiny_model: Path) -> None:
+    """A candidate is a run of paragraphs joined by blank lines: the paragraph that answers is read
+    even when it sits past ``max_tokens`` of the passage, and the passage's cosine is its best one's."""
+    from episteme_onnx.rerank import similarities, windows_of
+
+    passage = "python json report " * 20 + "\n\n \n" + QUESTION + "\n\nwater and land"
+    assert windows_of(passage, "paragraphs") == ["python json report " * 20, QUESTION, "water and land"]
+    assert windows_of(passage, "passage") == [passage] and windows_of("\n\n", "paragraphs") == ["\n\n"]
+    by_paragraph = similarities(QUESTION, [passage], model=str(tiny_model), max_tokens=16)
+    by_start = similarities(QUESTION, [passage], model=str(tiny_model), max_tokens=16, windows="passage")
+    assert by_paragraph[0] == pytest.approx(1.0, abs=1e-5)
+    assert by_start[0] < 0.9
