@@ -364,7 +364,8 @@ def main() -> None:
                         help="onnx: also ask with an episteme-onnx reader and rerank query with it")
     parser.add_argument("--model", type=Path, help="--reader onnx: the model directory (model.onnx, "
                         "tokenizer.json)")
-    parser.add_argument("--weight", type=float, help="--reader onnx: the reader's weight (default: its own)")
+    parser.add_argument("--weight", type=float, help="--reader onnx: the weight of both the reader (ask) and "
+                        "rerank (query) (default: their own)")
     parser.add_argument("--json", type=Path, help="write the measures and per-question ranks here")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args()

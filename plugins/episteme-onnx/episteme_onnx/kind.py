@@ -27,7 +27,8 @@ class OnnxKind:
     def rerank(self, spec: ReaderSpec, question: str, passages: list[str],
                bm25_scores: list[float]) -> list[float]:
         """One fused score per passage, in order (``episteme_onnx.rerank.rerank`` with the options of
-        ``spec``, a ``config.json`` reader entry of kind onnx). EpistemeError (INVALID_INPUT) when the
+        ``spec``, a ``config.json`` reader entry of kind onnx; its ``rerank_weight``, not the ``weight``
+        ``ask`` uses). EpistemeError (INVALID_INPUT) when the
         options are wrong or the model directory cannot be used."""
         from episteme_core.api import EpistemeError
 
@@ -37,7 +38,7 @@ class OnnxKind:
 
         options = options_of(spec)
         try:
-            return rerank(question, passages, bm25_scores, model=options.model, weight=options.weight,
+            return rerank(question, passages, bm25_scores, model=options.model, weight=options.rerank_weight,
                           threads=options.threads, max_tokens=options.max_tokens,
                           batch_size=options.batch_size, windows=options.windows,
                           query_prefix=options.query_prefix,

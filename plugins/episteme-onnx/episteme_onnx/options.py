@@ -2,8 +2,8 @@
 
 ```json
 {"name": "semantic", "kind": "onnx", "model": "/models/all-MiniLM-L6-v2", "threads": 1,
- "max_tokens": 256, "batch_size": 4, "windows": "paragraphs", "weight": 0.3, "top": 10, "ratio": 0.4,
- "min_score": 0, "query_prefix": "", "passage_prefix": ""}
+ "max_tokens": 256, "batch_size": 4, "windows": "passage", "weight": 0.15, "rerank_weight": 0.2, "top": 10,
+ "ratio": 0.4, "min_score": 0, "query_prefix": "", "passage_prefix": ""}
 ```
 
 Every key is checked (type and range) and an unknown key is refused, so a typo cannot silently fall
@@ -22,6 +22,7 @@ from episteme_onnx.defaults import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_MAX_TOKENS,
     DEFAULT_RATIO,
+    DEFAULT_RERANK_WEIGHT,
     DEFAULT_THREADS,
     DEFAULT_TOP,
     DEFAULT_WEIGHT,
@@ -48,6 +49,7 @@ class OnnxOptions:
     batch_size: int = DEFAULT_BATCH_SIZE
     windows: str = DEFAULT_WINDOWS
     weight: float = DEFAULT_WEIGHT
+    rerank_weight: float = DEFAULT_RERANK_WEIGHT
     top: int = DEFAULT_TOP
     ratio: float = DEFAULT_RATIO
     min_score: float = 0.0

@@ -1,8 +1,8 @@
 """The ``onnx`` reader: a local sentence-embedding model that re-scores a shard's candidates.
 
-It embeds the question and each candidate the bm25 reader would name (one window per paragraph of
-the candidate, each cut at ``max_tokens`` tokens; a candidate's cosine is its best paragraph's), and
-names them by ``(1 - weight) · bm25 / best + weight · cosine``
+It embeds the question and each candidate the bm25 reader would name (by default one window per
+candidate, its first ``max_tokens`` tokens; with ``windows: "paragraphs"`` one per paragraph, the best
+counting), and names them by ``(1 - weight) · bm25 / best + weight · cosine``
 (``episteme_onnx.fusion``), so a model that knows nothing leaves BM25's answer as it is. It stores
 nothing: every vector is computed for the question and dropped. The model loads on the first
 ``health`` or ``read`` (not at ``open``), once per process; a model that cannot load makes the

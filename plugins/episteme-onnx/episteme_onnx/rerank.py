@@ -2,7 +2,8 @@
 ``passage_similarities``, the one place a passage's cosine with a question is computed.
 
 ``rerank(question, passages, bm25_scores, model=DIR)`` returns one fused score per passage,
-``(1 - weight) · bm25 / max(bm25) + weight · cosine(question, passage)``, in the order given; the
+``(1 - weight) · bm25 / max(bm25) + weight · cosine(question, passage)`` (``weight`` 0.2 by default,
+the weight measured for query's results), in the order given; the
 caller sorts (ties by its own order, e.g. BM25's). It stores nothing and returns the same scores for
 the same inputs and options; the loaded model is kept per process (``model.shared_embedder``), so
 repeated calls pay one load. It raises ``LoadError`` when the model directory cannot be used,
@@ -18,8 +19,8 @@ from typing import TYPE_CHECKING
 from episteme_onnx.defaults import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_MAX_TOKENS,
+    DEFAULT_RERANK_WEIGHT,
     DEFAULT_THREADS,
-    DEFAULT_WEIGHT,
     DEFAULT_WINDOWS,
 )
 
@@ -77,7 +78,7 @@ def similarities(question: str, passages: Sequence[str], *, model: str, threads:
 
 
 def rerank(question: str, passages: list[str], bm25_scores: list[float], *, model: str,
-           weight: float = DEFAULT_WEIGHT, threads: int = DEFAULT_THREADS,
+           weight: float = DEFAULT_RERANK_WEIGHT, threads: int = DEFAULT_THREADS,
            max_tokens: int = DEFAULT_MAX_TOKENS, batch_size: int = DEFAULT_BATCH_SIZE,
            windows: str = DEFAULT_WINDOWS, query_prefix: str = "", passage_prefix: str = "",
            deadline: float | None = None) -> list[float]:

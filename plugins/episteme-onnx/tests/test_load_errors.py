@@ -90,6 +90,7 @@ OPTION_CASES: list[tuple[dict[str, Any], str]] = [
     ({"model": "m", "modle": 1}, "unknown key(s) modle"),
     ({"model": "m", "weight": 1.5}, "weight must be between 0 and 1, got 1.5"),
     ({"model": "m", "weight": "0.3"}, "weight must be a number"),
+    ({"model": "m", "rerank_weight": -0.1}, "rerank_weight must be between 0 and 1"),
     ({"model": "m", "threads": 0}, "threads must be between 1 and 64"),
     ({"model": "m", "threads": 1.5}, "threads must be an integer"),
     ({"model": "m", "max_tokens": True}, "max_tokens must be an integer"),
@@ -98,7 +99,7 @@ OPTION_CASES: list[tuple[dict[str, Any], str]] = [
     ({"model": "m", "top": 51}, "top must be between 1 and 50"),
     ({"model": "m", "query_prefix": 1}, "query_prefix must be a string of at most 64 characters"),
     ({"model": "m", "passage_prefix": "x" * 65}, "passage_prefix must be a string of at most 64"),
-    ({"model": "m", "windows": "sentences"}, "windows must be one of paragraphs, passage, not 'sentences'"),
+    ({"model": "m", "windows": "sentences"}, "windows must be one of passage, paragraphs, not 'sentences'"),
 ]
 
 

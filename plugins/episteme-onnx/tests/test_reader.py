@@ -39,7 +39,7 @@ def test_the_defaults_are_the_bm25_readers() -> None:
     kernel = Bm25Reader(ReaderSpec(name="bm25", kind="bm25"))
     ours = OnnxOptions(model="unused")
     assert (ours.top, ours.ratio, ours.min_score) == (kernel.top, kernel.ratio, kernel.min_score)
-    assert (ours.weight, ours.max_tokens) == (0.3, 256)
+    assert (ours.weight, ours.rerank_weight, ours.max_tokens, ours.windows) == (0.15, 0.2, 256, "passage")
 
 
 @pytest.mark.parametrize("model_fixture", ["tiny_model", "untyped_model"])
@@ -250,7 +250,8 @@ def test_each_paragraph_is_a_window_and_the_best_one_counts(tiny_model: Path) ->
     passage = "python json report " * 20 + "\n\n \n" + QUESTION + "\n\nwater and land"
     assert windows_of(passage, "paragraphs") == ["python json report " * 20, QUESTION, "water and land"]
     assert windows_of(passage, "passage") == [passage] and windows_of("\n\n", "paragraphs") == ["\n\n"]
-    by_paragraph = similarities(QUESTION, [passage], model=str(tiny_model), max_tokens=16)
-    by_start = similarities(QUESTION, [passage], model=str(tiny_model), max_tokens=16, windows="passage")
+    model = str(tiny_model)
+    by_paragraph = similarities(QUESTION, [passage], model=model, max_tokens=16, windows="paragraphs")
+    by_start = similarities(QUESTION, [passage], model=str(tiny_model), max_tokens=16)  # the default
     assert by_paragraph[0] == pytest.approx(1.0, abs=1e-5)
     assert by_start[0] < 0.9

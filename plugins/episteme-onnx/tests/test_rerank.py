@@ -22,7 +22,7 @@ def test_rerank_is_the_documented_rule(tiny_model: Path) -> None:
     bm25 = [4.0, 3.0, 1.0, 0.5]
     scores = rerank(QUESTION, PASSAGES, bm25, model=str(tiny_model))
     found = similarities(QUESTION, PASSAGES, model=str(tiny_model))
-    assert scores == pytest.approx([0.7 * s / 4.0 + 0.3 * c for s, c in zip(bm25, found, strict=True)])
+    assert scores == pytest.approx([0.8 * s / 4.0 + 0.2 * c for s, c in zip(bm25, found, strict=True)])
     assert max(found) == found[2]  # the passage sharing the most words
     at_one = rerank(QUESTION, PASSAGES, bm25, model=str(tiny_model), weight=1.0)
     assert max(range(4), key=at_one.__getitem__) == 2  # the model's own choice
@@ -53,10 +53,13 @@ def test_rerank_refuses_what_it_cannot_score(tiny_model: Path, tmp_path: Path) -
 
 
 def test_the_kind_reranks_with_a_config_entrys_options(tiny_model: Path, tmp_path: Path) -> None:
-    spec = ReaderSpec("semantic", "onnx", options={"model": str(tiny_model), "weight": 1.0, "max_tokens": 64})
+    """It uses the entry's rerank_weight (query's), not its weight (ask's)."""
+    options = {"model": str(tiny_model), "weight": 0.0, "rerank_weight": 1.0, "max_tokens": 64}
+    spec = ReaderSpec("semantic", "onnx", options=options)
     bm25 = [4.0, 3.0, 1.0, 0.5]
-    assert OnnxKind().rerank(spec, QUESTION, PASSAGES, bm25) == rerank(
-        QUESTION, PASSAGES, bm25, model=str(tiny_model), weight=1.0, max_tokens=64)
+    scores = OnnxKind().rerank(spec, QUESTION, PASSAGES, bm25)
+    assert scores == rerank(QUESTION, PASSAGES, bm25, model=str(tiny_model), weight=1.0, max_tokens=64)
+    assert scores == similarities(QUESTION, PASSAGES, model=str(tiny_model), max_tokens=64)
     with pytest.raises(EpistemeError, match="does not exist") as caught:
         missing = ReaderSpec("semantic", "onnx", options={"model": str(tmp_path / "x")})
         OnnxKind().rerank(missing, "q", ["a"], [1.0])
