@@ -123,6 +123,9 @@ class Embedder:
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.use_deterministic_compute = True
+        # No memory pattern: it plans buffers per input shape, and batches of new lengths kept adding
+        # to the peak (all-MiniLM-L6-v2, batches of 4 x 256 tokens: 351 MB against 285 MB, same CPU).
+        options.enable_mem_pattern = False
         options.log_severity_level = 4  # fatal only: a failure is raised, and the message says it
         # No busy-waiting threads: on shared cores a spinning pool burns the CPU it waits for.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
