@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import attrs
+
 from episteme_core.api import Bm25Reader, Candidate, ReaderSpec, ReadRequest
 
 

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from episteme_core.api import ReaderSpec
-
     from episteme_onnx.reader import OnnxReader
 
 
@@ -31,7 +30,6 @@ class OnnxKind:
         ``ask`` uses). EpistemeError (INVALID_INPUT) when the
         options are wrong or the model directory cannot be used."""
         from episteme_core.api import EpistemeError
-
         from episteme_onnx.model import LoadError
         from episteme_onnx.reader import options_of
         from episteme_onnx.rerank import rerank

@@ -15,7 +15,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from episteme_core.api import BaseReader, EpistemeError, ReadError, ReaderSpec, ReadReply, ReadRequest
-
 from episteme_onnx import fusion
 from episteme_onnx.options import OnnxOptions, OptionError, parse_options
 

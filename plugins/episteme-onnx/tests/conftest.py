@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from episteme_core.api import Candidate, ReaderSpec, ReadRequest
 from episteme_onnx.reader import OnnxReader, open_reader
 from episteme_onnx.testing import WORDS, build_tiny_model, words_of

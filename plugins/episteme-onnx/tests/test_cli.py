@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from episteme_core.testing import CliResult, invoke, run_cli, validate
 
 from .conftest import BOOKS

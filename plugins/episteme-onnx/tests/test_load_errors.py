@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from episteme_core.api import EpistemeError, ReadError, ReaderSpec
 from episteme_onnx.kind import OnnxKind
 from episteme_onnx.reader import open_reader

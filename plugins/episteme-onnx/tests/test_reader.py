@@ -11,6 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from episteme_core.api import Bm25Reader, ReadError, ReaderSpec
 from episteme_core.testing import check_component
 from episteme_onnx.kind import OnnxKind
@@ -18,8 +21,6 @@ from episteme_onnx.model import cosines, shared_embedder
 from episteme_onnx.options import OnnxOptions
 from episteme_onnx.reader import OnnxReader
 from episteme_onnx.testing import WORDS, build_tiny_model
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from .conftest import read_request
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from episteme_core.api import EpistemeError, ReaderSpec
 from episteme_onnx.fusion import fused_scores
 from episteme_onnx.kind import OnnxKind
 from episteme_onnx.model import LoadError
 from episteme_onnx.rerank import rerank, similarities
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 QUESTION = "the white whale and the captain"
 PASSAGES = ["python json report", "water and land", "the captain saw the white whale", ""]
