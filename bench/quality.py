@@ -15,11 +15,18 @@ every question of ``../shared/eval/dev-questions.jsonl`` through the CLI (`query
 - the plain-bm25s baseline of ``../shared/eval/baseline.py`` (6,000-char windows, English stemmer,
   stop words), computed in the same run from the same files.
 
+With ``--reader onnx --model DIR`` (plugin episteme-onnx and a sentence-embedding model directory),
+`ask` is asked once with the bm25 reader and once with an onnx reader written into the home's
+config.json (rows ``... [onnx]``), and `query`'s whole results are reranked by the plugin's
+``rerank`` (the rule the kernel's `query --rerank onnx` is to use; row ``query (whole) [onnx]``).
+CPU seconds and wall seconds per `ask` are printed per reader, and the process's peak RSS.
+
 Hit rule (the eval set's): a passage of the question's own file whose text, whitespace collapsed,
 contains one of the question's phrases. The test suite never reads ``../shared``; this script does.
 
     python bench/quality.py [--corpus DIR] [--eval DIR] [--home DIR] [--reuse] [--json FILE]
                             [--processes] [--no-baseline] [--no-ask]
+                            [--reader onnx --model DIR [--weight W]]
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -159,9 +167,34 @@ def ask_rank(answer: dict[str, Any], question: dict[str, Any], owners: dict[str,
     return None
 
 
+ONNX_READER = "onnx-bench"  # the name of the onnx reader the bench writes into the home's config.json
+
+
+def configure_onnx(home: Path, model: Path, weight: float | None) -> dict[str, Any]:
+    """Write an onnx reader entry into the home's config.json; returns the entry."""
+    entry: dict[str, Any] = {"name": ONNX_READER, "kind": "onnx", "model": str(model), "timeout": 120}
+    if weight is not None:
+        entry["weight"] = weight
+    (home / "config.json").write_text(json.dumps({"readers": [entry]}), "utf-8")
+    return entry
+
+
+def onnx_order(question: str, results: list[dict[str, Any]], entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """``query``'s results reordered by episteme-onnx's ``rerank`` (ties keep the query's order)."""
+    from episteme_onnx.rerank import rerank
+
+    weight = {"weight": entry["weight"]} if "weight" in entry else {}
+    scores = rerank(question, [r["snippet"] for r in results], [float(r["score"]) for r in results],
+                    model=entry["model"], **weight)
+    return [results[i] for i in sorted(range(len(results)), key=lambda i: (-scores[i], i))]
+
+
 def run_questions(cli: Cli, questions: list[dict[str, Any]], owners: dict[str, str], ask: bool,
-                  log: Callable[[str], None]) -> dict[str, list[int | None]]:
+                  log: Callable[[str], None], onnx: dict[str, Any] | None = None,
+                  costs: dict[str, list[tuple[float, float]]] | None = None) -> dict[str, list[int | None]]:
+    """Ranks per question for each row; ``costs`` gets (CPU s, wall s) of every `ask` per row."""
     ranks: dict[str, list[int | None]] = {"query (whole)": [], "query (snippet)": []}
+    readers = [("", "bm25")] + ([(" [onnx]", ONNX_READER)] if onnx else [])
     for number, q in enumerate(questions, start=1):
         whole = cli("query", "--term", q["question"], "--limit", "10", "--max-chars", "20000")
         snippet = cli("query", "--term", q["question"], "--limit", "10")
@@ -169,12 +202,34 @@ def run_questions(cli: Cli, questions: list[dict[str, Any]], owners: dict[str, s
             [(r["source"], r["snippet"]) for r in whole["data"]["results"]], q, owners))
         ranks["query (snippet)"].append(first_hit(
             [(r["source"], r["snippet"]) for r in snippet["data"]["results"]], q, owners))
+        if onnx:
+            reordered = onnx_order(q["question"], whole["data"]["results"], onnx)
+            ranks.setdefault("query (whole) [onnx]", []).append(first_hit(
+                [(r["source"], r["snippet"]) for r in reordered], q, owners))
         if ask:
-            for label, extra in (("ask", ()), ("ask --include-marked", ("--include-marked",))):
-                answer = cli("ask", q["question"], *extra)["data"]
-                ranks.setdefault(label, []).append(ask_rank(answer, q, owners))
+            for suffix, reader in readers:
+                for label, extra in (("ask", ()), ("ask --include-marked", ("--include-marked",))):
+                    cpu, wall = time.process_time(), time.perf_counter()
+                    answer = cli("ask", "--reader", reader, q["question"], *extra)["data"]
+                    if costs is not None and not cli.processes:
+                        costs.setdefault(label + suffix, []).append(
+                            (time.process_time() - cpu, time.perf_counter() - wall))
+                    ranks.setdefault(label + suffix, []).append(ask_rank(answer, q, owners))
         log(f"  {number}/{len(questions)} {q['id']}")
     return ranks
+
+
+def cost_lines(costs: dict[str, list[tuple[float, float]]]) -> list[str]:
+    """CPU and wall seconds per `ask`, per row: mean, median, the worst, and the first (a model's load)."""
+    lines = ["| ask | n | CPU s mean / median / max | wall s mean / median / max | first ask CPU s |",
+             "|---|---:|---|---|---:|"]
+    for label, rows in costs.items():
+        cpu = sorted(c for c, _ in rows)
+        wall = sorted(w for _, w in rows)
+        def cells(values: list[float]) -> str:
+            return f"{sum(values) / len(values):.3f} / {values[len(values) // 2]:.3f} / {values[-1]:.3f}"
+        lines.append(f"| {label} | {len(rows)} | {cells(cpu)} | {cells(wall)} | {rows[0][0]:.3f} |")
+    return lines
 
 
 def baseline_ranks(eval_dir: Path, questions: list[dict[str, Any]]) -> list[int | None]:
@@ -305,6 +360,12 @@ def main() -> None:
     parser.add_argument("--no-baseline", action="store_true", help="skip the plain bm25s baseline")
     parser.add_argument("--no-ask", action="store_true", help="measure query only")
     parser.add_argument("--only", help="comma-separated question ids")
+    parser.add_argument("--reader", choices=("bm25", "onnx"), default="bm25",
+                        help="onnx: also ask with an episteme-onnx reader and rerank query with it")
+    parser.add_argument("--model", type=Path, help="--reader onnx: the model directory (model.onnx, "
+                        "tokenizer.json)")
+    parser.add_argument("--weight", type=float, help="--reader onnx: the weight of both the reader (ask) and "
+                        "rerank (query) (default: their own)")
     parser.add_argument("--json", type=Path, help="write the measures and per-question ranks here")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args()
@@ -313,6 +374,8 @@ def main() -> None:
         print(f"skipped: no eval set at {qfile} or corpus at {args.corpus} (this bench reads the shared "
               "corpus, not the repository)")
         return
+    if args.reader == "onnx" and (args.model is None or not args.model.is_dir()):
+        parser.error("--reader onnx needs --model DIR, a directory holding model.onnx and tokenizer.json")
     questions = [json.loads(line) for line in qfile.read_text("utf-8").splitlines() if line.strip()]
     if args.only:
         wanted = set(args.only.split(","))
@@ -336,8 +399,11 @@ def main() -> None:
         built = time.perf_counter() - started
         shards = json.loads((root / "home" / "shards" / "index.json").read_text("utf-8"))["meta"]
         scope = default_scope(root / "home", questions, owners)
+        onnx = (configure_onnx(root / "home", args.model.resolve(), args.weight)
+                if args.reader == "onnx" else None)
+        costs: dict[str, list[tuple[float, float]]] = {}
         log(f"asking {len(questions)} questions ...")
-        runs = run_questions(cli, questions, owners, not args.no_ask, log)
+        runs = run_questions(cli, questions, owners, not args.no_ask, log, onnx, costs)
         asked = time.perf_counter() - started - built
     if not args.no_baseline:
         log("the plain bm25s baseline ...")
@@ -353,6 +419,12 @@ def main() -> None:
     print(f"\n{SCOPED}: the book and chat questions whose answer an unmarked paragraph holds (default `ask`"
           " leaves out Claude's thinking, tool calls and tool results; `--include-marked` offers them).\n")
     print(targets(report))
+    if costs:
+        print("\ncost of one `ask` (in this process; CPU = all its threads):\n")
+        print("\n".join(cost_lines(costs)))
+    if not args.processes:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"\npeak RSS of this process (the home built and every question asked in it): {peak:.0f} MiB")
     if args.json:
         per_question = [{"id": q["id"], "kind": q["kind"], "difficulty": q["difficulty"],
                          "answerUnmarked": q["id"] in scope,
