@@ -146,9 +146,10 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ask": ("episteme_core.ask.run", "ask"),
     "MemoryShard": ("episteme_core.ask.memory", "MemoryShard"),
     "MemoryChunk": ("episteme_core.ask.memory", "MemoryChunk"),
-    # MCP tools for episteme serve.
+    # MCP tools for episteme serve, and the one rule for a bearer token file (serve, graph view).
     "Tool": ("episteme_core.serve.tools", "Tool"),
     "ToolCall": ("episteme_core.serve.tools", "ToolCall"),
+    "read_token_file": ("episteme_core.serve.guards", "read_token_file"),
 }
 
 # Spelled out (not computed) so type checkers see every re-export; a test keeps it equal to _EXPORTS.
@@ -169,9 +170,9 @@ __all__ = [
     "fsync_dir", "hookimpl", "id_segment", "ingest_outcome", "iter_chunk_rows", "known_ids", "layout",
     "load_plugins", "loads_strict", "make_identity", "merge_grown", "open_bundle", "open_committed",
     "open_index", "paragraph_rows", "parse_prompt", "parse_time", "paused_cycle_gc", "query",
-    "read_catalog", "read_chunks", "read_documents", "read_input", "reader_messages", "reader_prompt_parts",
-    "reader_response_format", "run_ingest", "safe_name", "sha256_hex", "split_paragraphs", "temp_path_for",
-    "utc_iso", "window_rows", "windows"
+    "read_catalog", "read_chunks", "read_documents", "read_input", "read_token_file", "reader_messages",
+    "reader_prompt_parts", "reader_response_format", "run_ingest", "safe_name", "sha256_hex",
+    "split_paragraphs", "temp_path_for", "utc_iso", "window_rows", "windows"
 ]
 
 
@@ -297,6 +298,7 @@ if TYPE_CHECKING:
     from episteme_core.search.query import QueryResult as QueryResult
     from episteme_core.search.query import query as query
     from episteme_core.search.shardset import ShardSet as ShardSet
+    from episteme_core.serve.guards import read_token_file as read_token_file
     from episteme_core.serve.tools import Tool as Tool
     from episteme_core.serve.tools import ToolCall as ToolCall
     from episteme_core.stages.bundle import IndexBundle as IndexBundle

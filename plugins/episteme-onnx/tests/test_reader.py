@@ -30,8 +30,10 @@ TEXTS = ["the ship is on the sea", "call me ishmael", "the captain saw the white
          "python json report", "a harpoon and a ship", "water and land"]
 
 
-def test_the_kind_keeps_the_reader_contract() -> None:
-    assert check_component(OnnxKind(), "reader") == "reader"
+def test_the_kind_keeps_the_reader_contract(tiny_model: Path) -> None:
+    """The contract, and the behaviour check: open a reader on the tiny model, and it names only
+    candidates it was offered."""
+    assert check_component(OnnxKind(), "reader", options={"model": str(tiny_model)}) == "reader"
 
 
 def test_the_defaults_are_the_bm25_readers() -> None:
