@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import math
-import re
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -45,31 +42,6 @@ class _Refused(ValueError):
     pass
 
 
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    value = dict(pairs)
-    if len(value) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _Refused(f"duplicate key {key!r}")
-            seen.add(key)
-    return value
-
-
-def _float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise _Refused(f"{text[:20]} is beyond a finite number")
-    return value
-
-
-def _constant(name: str) -> Any:
-    raise _Refused(f"{name} is not valid JSON")
-
-
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-
-
 def object_keys(value: Any, max_depth: int | None = None) -> frozenset[str]:
     """Every key of every object in ``value``, walking one nesting level at a time (only containers
     are visited); ``_Refused`` past ``max_depth`` levels."""
@@ -90,51 +62,24 @@ def object_keys(value: Any, max_depth: int | None = None) -> frozenset[str]:
     return frozenset(keys)
 
 
-def _check(value: Any, text: str) -> frozenset[str]:
-    """Depth within the bound and, only where the text escapes a surrogate at all, no lone
-    surrogate in any string; the document's keys, which the private-reasoning rule needs."""
-    keys = object_keys(value, MAX_DEPTH)
-    if _SURROGATE_ESCAPE.search(text):
-        try:
-            json.dumps(value, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            raise _Refused("string holds a lone surrogate") from None
-    return keys
-
-
 def parse(data: bytes, name: str) -> Any:
-    """Strict JSON by the kernel's rules (no duplicate keys, NaN or Infinity, lone surrogates, invalid
-    UTF-8, nesting past 256), plus numbers of at most 4,300 digits, checked in C-speed passes: the
-    kernel's ``loads_strict`` walks every value in Python, half a second on a 20 MB graph."""
+    """Strict JSON by the kernel's rules (``api.loads_strict``: no duplicate keys, NaN or Infinity,
+    lone surrogates, invalid UTF-8, nesting past 256, numbers of more than 4,300 digits)."""
     return parse_with_keys(data, name)[0]
 
 
 def parse_with_keys(data: bytes, name: str) -> tuple[Any, frozenset[str]]:
-    """``parse``, and every object key of the document (gathered by the depth check's walk)."""
-    from episteme_core.api import EpistemeError
+    """``parse``, and every object key of the document (the private-reasoning rule needs them). A
+    refusal is the kernel's ``INVALID_INPUT``, with the JSON path ``$`` added to its details."""
+    from episteme_core.api import EpistemeError, loads_strict
 
     try:
-        text = data.decode("utf-8")
-        if text.startswith("\ufeff"):
-            text = text[1:]
         with paused_cycle_gc():
-            value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float)
-            return value, _check(value, text)
-    except UnicodeDecodeError as exc:
-        reason = f"invalid UTF-8 at byte {exc.start}"
-    except RecursionError:
-        reason = f"nesting deeper than {MAX_DEPTH}"
-    except _Refused as exc:
-        reason = str(exc)
-    except json.JSONDecodeError as exc:
-        reason = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
-    except (ValueError, MemoryError) as exc:  # int() refuses numbers of more than 4,300 digits
-        reason = str(exc).split("\n")[0] or type(exc).__name__
-    raise EpistemeError(
-        "INVALID_INPUT",
-        f"{name}: not valid JSON: {reason}",
-        details={"source": name, "reason": reason, "path": "$"},
-    )
+            value = loads_strict(data, source=name, max_depth=MAX_DEPTH)
+            return value, object_keys(value)
+    except EpistemeError as error:
+        raise EpistemeError(error.code, error.message, details={**(error.details or {}), "path": "$"},
+                            hint=error.hint) from None
 
 
 def load(
