@@ -1,4 +1,5 @@
-"""The MCP server: the SDK's ``MCPServer`` listing and calling episteme's tool registry.
+"""The MCP server: the SDK's ``MCPServer`` listing and calling episteme's tool registry, and reading
+citations as resources (``serve.resources``).
 
 Tools are not Python signatures here but registered records with a JSON Schema, so ``list_tools``
 and ``call_tool`` are overridden: a call runs in a worker thread (``Caller.call``), and its ``Reply``
@@ -12,11 +13,14 @@ from typing import Any
 
 import anyio.to_thread
 from mcp.server import MCPServer
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, ContentBlock, TextContent, ToolAnnotations
+from mcp_types import ResourceTemplate as MCPResourceTemplate
 from mcp_types import Tool as MCPTool
 
 from episteme_core import __version__
+from episteme_core.errors import EpistemeError
 from episteme_core.serve.calls import Caller, Reply
 
 INSTRUCTIONS = (
@@ -56,6 +60,32 @@ class EpistemeMCP(MCPServer):
                            {"code": "INVALID_USAGE", "known": known})
         reply = await anyio.to_thread.run_sync(self.caller.call, name, arguments)
         return tool_result(reply)
+
+    async def list_resource_templates(self) -> list[MCPResourceTemplate]:
+        from episteme_core.serve.resources import TEMPLATES
+
+        return [MCPResourceTemplate(uri_template=t["uri_template"], name=t["name"],
+                                    description=t["description"], mime_type="application/json")
+                for t in TEMPLATES]
+
+    async def read_resource(self, uri: Any, context: Any = None) -> list[ReadResourceContents]:
+        """A citation (``episteme://record/...``, ``episteme://doc/...``) read verbatim, as JSON; a URI
+        that names nothing stored is an invalid-params error carrying the episteme code."""
+        from episteme_core.records.canonical import canonical_bytes
+        from episteme_core.serve.resources import MAX_RESOURCE_BYTES, read_citation
+
+        try:
+            data = await anyio.to_thread.run_sync(read_citation, self.caller.home, str(uri))
+        except EpistemeError as error:
+            raise MCPError(INVALID_PARAMS, error.message,
+                           {"code": error.code, "uri": str(uri)[:200], **({"hint": error.hint} if error.hint
+                                                                          else {})}) from None
+        body = canonical_bytes(data)
+        if len(body) > MAX_RESOURCE_BYTES:
+            raise MCPError(INVALID_PARAMS, f"{str(uri)[:200]} is {len(body)} bytes, more than a resource "
+                           f"holds ({MAX_RESOURCE_BYTES})", {"code": "LIMIT_EXCEEDED",
+                                                            "hint": "read one paragraph: ID#N"})
+        return [ReadResourceContents(content=body.decode("utf-8"), mime_type="application/json")]
 
 
 def tool_result(reply: Reply) -> CallToolResult:
