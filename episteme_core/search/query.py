@@ -20,7 +20,7 @@ import attrs
 
 from episteme_core.errors import EpistemeError
 from episteme_core.records.hits import Filters, Hit
-from episteme_core.records.trust import CONTENT_TRUST
+from episteme_core.records.trust import CONTENT_TRUST, NON_PROSE_KINDS
 from episteme_core.search.proximity import RERANK_DEPTH
 from episteme_core.store.home import Home
 from episteme_core.text.analyzer import query_term_weights, words
@@ -38,6 +38,7 @@ CONTEXT_CHARS = 32
 MAX_TERM_CHARS = 4096
 # Quoted phrases and --exact are checked on the text of candidates in score order, at most this many.
 MAX_CHECKED = 5_000
+NON_PROSE_WEIGHT = 0.5  # the share of its score a passage keeps when a book's contents hold its words
 
 
 @attrs.frozen
@@ -449,8 +450,8 @@ def _merged_page(shard_set: SearchableShards, terms: list[str], filters: Filters
             for row in shown:
                 if (hit.shard, row) not in texts:
                     texts[(hit.shard, row)] = shard.row_json(row)
-        head = ["\n\n".join(texts[(hit.shard, row)]["text"] for row in shown)
-                for hit, shown in zip(hits[:RERANK_DEPTH], rows, strict=False)]
+        head = [[texts[(hit.shard, row)] for row in shown] for hit, shown in zip(hits[:RERANK_DEPTH], rows,
+                                                                                   strict=False)]
         hits, rows = _reranked(hits, rows, head, terms, shard_set.languages, bonuses)
         sizes = {key: len(row["text"]) for key, row in texts.items()}
         runs = [[(hit.shard, row) for row in shown] for hit, shown in zip(hits, rows, strict=True)]
@@ -484,11 +485,30 @@ def _joined_page(hits: list[Hit], runs: list[list[tuple[str, int]]],
     return page
 
 
-def _reranked(hits: list[Hit], extra: list[Any], head: list[str], terms: list[str],
+def prose_factor(rows: list[dict[str, Any]], terms: set[str], languages: list[str]) -> float:
+    """What share of its score a passage keeps: 1, less where the query's words it holds sit in a
+    book's non-prose parts (contents, captions: ``NON_PROSE_KINDS``), down to ``NON_PROSE_WEIGHT``
+    when all of them do. Such lines hold a chapter's words in few characters, so BM25 alone ranks
+    them above the chapter."""
+    kinds = [(row.get("attributes") or {}).get("paragraphKind") in NON_PROSE_KINDS for row in rows]
+    if not any(kinds):
+        return 1.0
+    from episteme_core.search.proximity import matched_words
+
+    counts = [len(matched_words(row["text"], terms, languages)) for row in rows]
+    found = sum(counts)
+    if not found:
+        return NON_PROSE_WEIGHT if all(kinds) else 1.0
+    prose = sum(count for count, marked in zip(counts, kinds, strict=True) if not marked)
+    return NON_PROSE_WEIGHT + (1 - NON_PROSE_WEIGHT) * prose / found
+
+
+def _reranked(hits: list[Hit], extra: list[Any], head: list[list[dict[str, Any]]], terms: list[str],
               languages: list[str], cache: dict[tuple[str, int], float]) -> tuple[list[Hit], list[Any]]:
     """``hits`` (best BM25 first) with the first ``RERANK_DEPTH`` scored again with their proximity
-    bonus (``head``: their passages' text), best first; ``extra`` (one item per hit) follows. ``cache``
-    keeps each unit's bonus while a page fetches more hits."""
+    bonus (``head``: their passages' rows), best first, and times ``prose_factor`` (a book's contents
+    weigh less); ``extra`` (one item per hit) follows. ``cache`` keeps each unit's change of score
+    while a page fetches more hits."""
     from episteme_core.search.proximity import reorder, text_bonus
 
     wanted = set(terms)
@@ -496,7 +516,11 @@ def _reranked(hits: list[Hit], extra: list[Any], head: list[str], terms: list[st
     for i, hit in enumerate(hits[:RERANK_DEPTH]):
         key = (hit.shard, hit.unit)
         if key not in cache:
-            cache[key] = text_bonus(head[i], wanted, languages)
+            bonus = text_bonus("\n\n".join(row["text"] for row in head[i]), wanted, languages)
+            factor = prose_factor(head[i], wanted, languages)
+            if factor != 1.0:
+                bonus = (hit.score + bonus) * factor - hit.score
+            cache[key] = bonus
         bonuses.append(cache[key])
     order = reorder([hit.score for hit in hits], bonuses)
     rescored = [attrs.evolve(hits[i], score=hits[i].score + bonuses[i]) if i < len(bonuses) else hits[i]
@@ -516,7 +540,7 @@ def _checked(shard_set: SearchableShards, terms: list[str], required: list[str],
 
     hits, candidates = shard_set.search(terms, MAX_CHECKED, filters, required=required, **_weighing(weights))
     head = [passage_of(shard_set.shard(hit.shard), hit, filters) for hit in hits[:RERANK_DEPTH]]
-    hits, known = _reranked(hits, [*head, *([None] * (len(hits) - len(head)))], [p.text for p in head],
+    hits, known = _reranked(hits, [*head, *([None] * (len(hits) - len(head)))], [p.rows for p in head],
                             terms, shard_set.languages, {})
     holding: list[Hit] = []
     runs: list[list[tuple[str, int]]] = []

@@ -47,11 +47,19 @@ def test_answer_is_stored_paragraphs_verbatim_in_time_order(home_copy: Path) -> 
     data = envelope["data"]
     validate(data, "ask-result")
     assert data["paragraphs"] and data["chars"] <= data["budget"]
+    excerpts = 0
     for p in data["paragraphs"]:
         shown = invoke("--home", str(home_copy), "show", p["ref"], "--json")
         assert shown.exit_code == 0, shown.stderr
-        assert shown.envelope["data"]["paragraph"]["text"] == p["text"]
+        stored = shown.envelope["data"]["paragraph"]["text"]
+        if p["excerpt"] is None:
+            assert stored == p["text"]
+        else:  # a long paragraph: its best window, a verbatim slice at the stated place
+            excerpts += 1
+            assert p["excerpt"]["chars"] == len(stored) > len(p["text"]) == p["chars"]
+            assert stored[p["excerpt"]["start"] : p["excerpt"]["end"]] == p["text"]
         assert p["contentTrust"] == "untrusted-source"
+    assert excerpts < len(data["paragraphs"])
     times = [p["time"] for p in data["paragraphs"]]
     assert times == sorted(times)
 
