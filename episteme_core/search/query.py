@@ -38,6 +38,7 @@ CONTEXT_CHARS = 32
 MAX_TERM_CHARS = 4096
 # Quoted phrases and --exact are checked on the text of candidates in score order, at most this many.
 MAX_CHECKED = 5_000
+RERANK_POOL = 20  # a second stage reorders at least this many of the first results
 NON_PROSE_WEIGHT = 0.5  # the share of its score a passage keeps when a book's contents hold its words
 
 
@@ -88,6 +89,7 @@ class Result:
     part: dict[str, int]
     citation: Citation
     paragraphs: list[PassageParagraph] | None = None  # a run: its paragraphs, where they sit in it
+    rerank_score: float | None = None  # the second stage's score (``--rerank``), which ordered the page
     content_trust: str = CONTENT_TRUST
     diagnostics: list[dict[str, str]] = attrs.field(factory=list)  # the document's, passed through
     limits: list[str] = attrs.field(factory=list)  # what the document's extractor cannot see
@@ -142,6 +144,7 @@ class QueryResult:
     phrases: list[str] = attrs.field(factory=list)  # quoted phrases, as parsed
     exact: bool = False
     total_exact: bool = True  # False: phrases/--exact were checked on MAX_CHECKED candidates only
+    rerank: str | None = None  # the second stage that ordered the results (``--rerank NAME``)
 
 
 def check_term(term: str | None) -> str:
@@ -345,8 +348,13 @@ def query(
     plugins: Plugins | None = None,
     indexer: str | None = None,
     warn: Callable[..., None] | None = None,
+    rerank: Callable[[list[str], list[float]], list[float]] | None = None,
 ) -> QueryResult:
     """Rank the home's fresh shards for ``term``; a page of cited results sorted (-score, chunk id).
+
+    ``rerank`` (a second stage: passages' texts and scores in, one score per passage out, higher
+    better; its ``name`` is reported) reorders the first ``max(offset + limit, RERANK_POOL)`` results
+    before the page is cut (``--rerank NAME``: ``ask.rerank.reranker`` makes one from a reader).
 
     Quoted phrases in ``term`` must appear as written; ``exact`` asks the same of every word. The
     shards are opened by the home's indexer (``indexer``, else config.json's, else bm25, among
@@ -397,11 +405,16 @@ def query(
             known = ", ".join(shard_set.sources) or "none"
             return empty(f"no shard holds source {', '.join(unknown)} (sources: {known})")
     total_exact = True
+    # a second stage reorders the first results: fetch them all from the start, rerank, then page
+    start, count = (0, max(offset + limit, RERANK_POOL)) if rerank is not None else (offset, limit)
     if checking:
-        page, total, total_exact, more = _checked(shard_set, terms, required, filters, offset, limit,
+        page, total, total_exact, more = _checked(shard_set, terms, required, filters, start, count,
                                                   exact_words, phrase_words, term_weights)
     else:
-        page, total, more = _merged_page(shard_set, terms, filters, offset, limit, term_weights)
+        page, total, more = _merged_page(shard_set, terms, filters, start, count, term_weights)
+    second: list[float | None] = [None] * len(page)
+    if rerank is not None and page:
+        page, second, more = _second_stage(page, rerank, offset, limit, more)
     if not page:
         if total == 0:
             what = " with these filters" if filters.to_json() else ""
@@ -411,16 +424,36 @@ def query(
         return empty(f"offset {offset} is past the last result (there are {total})", total)
     weights = shard_set.idf(terms)
     results = [
-        result_for(passage, rank=offset + i, score=hit.score, shard=hit.shard, terms=weights,
-                   max_chars=max_chars, languages=languages)
-        for i, (hit, passage) in enumerate(page, start=1)
+        attrs.evolve(result_for(passage, rank=offset + i, score=hit.score, shard=hit.shard, terms=weights,
+                                max_chars=max_chars, languages=languages), rerank_score=reranked_score)
+        for i, ((hit, passage), reranked_score) in enumerate(zip(page, second, strict=True), start=1)
     ]
     end = offset + len(page)
     return QueryResult(
         query=text, terms=terms, filters=filters.to_json(), total=total, offset=offset, limit=limit,
         max_chars=max_chars, next_offset=end if more else None, results=results,
         shards=len(shard_set.shards), phrases=phrases, exact=exact, total_exact=total_exact,
+        rerank=getattr(rerank, "name", "rerank") if rerank is not None else None,
     )
+
+
+def _second_stage(page: list[tuple[Hit, Passage]], rerank: Callable[[list[str], list[float]], list[float]],
+                  offset: int, limit: int, more: bool
+                  ) -> tuple[list[tuple[Hit, Passage]], list[float | None], bool]:
+    """The page ``[offset, offset + limit)`` of ``page`` (the first results, best first) sorted by the
+    second stage's scores, ties in the first stage's order; each result's second score; whether
+    results follow the page. A scorer that returns another number of scores, or one that is not a
+    finite number, is ``PROCESSING_FAILED``."""
+    import math
+
+    scores = rerank([passage.text for _, passage in page], [hit.score for hit, _ in page])
+    if len(scores) != len(page) or not all(isinstance(x, int | float) and math.isfinite(x) for x in scores):
+        raise EpistemeError("PROCESSING_FAILED", f"the reranker {getattr(rerank, 'name', '')!r} gave "
+                            f"{len(scores)} scores for {len(page)} results, or a score that is not a number",
+                            details={"results": len(page), "scores": len(scores)})
+    order = sorted(range(len(page)), key=lambda i: (-float(scores[i]), i))[offset : offset + limit]
+    return ([page[i] for i in order], [round(float(scores[i]), 6) for i in order],
+            more or len(page) > offset + limit)
 
 
 def _weighing(weights: dict[str, float] | None) -> dict[str, Any]:
