@@ -72,7 +72,8 @@ def test_query_rerank_through_the_registered_kind(home: Path, tiny_model: Path) 
     scores = [r["rerankScore"] for r in data["results"]]
     assert scores == sorted(scores, reverse=True) and len(set(scores)) > 1
     first = invoke("--home", str(home), "query", "--term", QUESTION, "--limit", "20", "--json")
-    assert {r["chunkId"] for r in data["results"]} <= {r["chunkId"] for r in first.envelope["data"]["results"]}
+    pool = {r["chunkId"] for r in first.envelope["data"]["results"]}
+    assert {r["chunkId"] for r in data["results"]} <= pool
 
 
 def test_a_constant_model_answers_as_bm25_does(home: Path, constant_model: Path) -> None:
