@@ -68,15 +68,16 @@ VARIANTS: dict[str, tuple[dict[str, Any] | None, Patch]] = {
     "field path 1 -> 0": ({"fields": {"path": 0}}, nothing),
     "field heading 3 -> 1": ({"fields": {"heading": 1}}, nothing),
     "field terms 2 -> 0": ({"fields": {"terms": 0}}, nothing),
-    "no fields (body only)": ({"fields": {"title": 0, "url": 0, "path": 0, "heading": 0, "terms": 0}}, nothing),
+    "no fields (body only)": ({"fields": dict.fromkeys(("title", "url", "path", "heading", "terms"), 0)},
+                              nothing),
     "record runs 1,500 -> 0 (each paragraph alone)": ({"runs": {"records": 0}}, nothing),
     "section runs 3,000 -> 0 (each chunk alone)": ({"runs": {"sections": 0}}, nothing),
     "proximity rerank off": (None, lambda: setting("episteme_core.search.proximity", "WEIGHT", 0.0)),
-    "joined runs 3,000 -> 0 (no joining)": (None, lambda: setting("episteme_core.search.units", "MERGED_CHARS",
-                                                                   0)),
+    "joined runs 3,000 -> 0 (no joining)": (
+        None, lambda: setting("episteme_core.search.units", "MERGED_CHARS", 0)),
     "identifier parts weigh 1 (not 0.5)": (None, no_identifier_weights),
-    "book contents weigh 1 (not 0.5)": (None, lambda: setting("episteme_core.search.query", "NON_PROSE_WEIGHT",
-                                                               1.0)),
+    "book contents weigh 1 (not 0.5)": (
+        None, lambda: setting("episteme_core.search.query", "NON_PROSE_WEIGHT", 1.0)),
 }
 
 
@@ -101,20 +102,22 @@ def cells(ranks: list[int | None], members: list[int]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--home", type=Path, required=True, help="the folder bench/quality.py --home built")
     parser.add_argument("--eval", type=Path, default=DEFAULT_SHARED / "eval")
     parser.add_argument("--only", help="comma-separated variant names")
     args = parser.parse_args()
     from episteme_core.testing import invoke
 
-    questions = [json.loads(line) for line in (args.eval / "dev-questions.jsonl").read_text("utf-8").splitlines()
-                 if line.strip()]
+    lines = (args.eval / "dev-questions.jsonl").read_text("utf-8").splitlines()
+    questions = [json.loads(line) for line in lines if line.strip()]
     owners = json.loads((args.home / "owners.json").read_text("utf-8"))
     even = [i for i, q in enumerate(questions) if _number(q["id"]) % 2 == 0]
     odd = [i for i, q in enumerate(questions) if _number(q["id"]) % 2 == 1]
     wanted = set(args.only.split(",")) if args.only else set(VARIANTS)
-    print(f"cells: counts hit@1 / hit@5 / hit@10 of {len(even)} even, {len(odd)} odd, {len(questions)} all; MRR@10\n")
+    print(f"cells: counts hit@1 / hit@5 / hit@10 of {len(even)} even, {len(odd)} odd, {len(questions)} all; "
+          "MRR@10\n")
     print("| variant | even half | odd half | all |")
     print("|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
@@ -133,8 +136,9 @@ def main() -> None:
                     raise SystemExit(f"{name}: index --reshard failed: {rebuilt.stderr[-500:]}")
             with patch():
                 ranks = ranks_of(home, questions, owners)
-            print(f"| {name} | {cells(ranks, even)} | {cells(ranks, odd)} | {cells(ranks, list(range(len(ranks))))} |",
-                  flush=True)
+            every = list(range(len(ranks)))
+            row = f"| {name} | {cells(ranks, even)} | {cells(ranks, odd)} | {cells(ranks, every)} |"
+            print(row, flush=True)
 
 
 if __name__ == "__main__":
