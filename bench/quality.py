@@ -9,9 +9,10 @@ every question of ``../shared/eval/dev-questions.jsonl`` through the CLI (`query
 - `query`, whole result: the result's text (a chunk, or a run of paragraphs for records) holds an
   answer phrase (asked with the largest `--max-chars`, so the snippet is the whole text);
 - `query`, default snippet: the snippet that `--max-chars 1200` shows holds it;
-- `ask`: a paragraph of the answer holds it (rank = the place, in the answer's priority order, of the
-  passage a reader named that holds it; a passage is a run of paragraphs); `ask --include-marked`
-  also offers Claude's tool results and thinking, where most answers of the chat questions are;
+- `ask`: a paragraph of the answer holds it (rank = the place of that paragraph in the order readers
+  named them, ``priority``); the answer's characters and paragraphs are averaged per group. `ask`
+  offers Claude's tool output (where most answers of the chat questions are), `ask --exclude-marked`
+  prose only, `ask --include-marked` every marked paragraph (thinking, summaries, a book's contents);
 - the plain-bm25s baseline of ``../shared/eval/baseline.py`` (6,000-char windows, English stemmer,
   stop words), computed in the same run from the same files.
 
@@ -151,19 +152,12 @@ def first_hit(passages: Sequence[tuple[str | None, str]], question: dict[str, An
 
 
 def ask_rank(answer: dict[str, Any], question: dict[str, Any], owners: dict[str, str]) -> int | None:
-    """1-based rank, among the passages a reader named (in the answer's priority order), of the first
-    whose paragraphs hold a phrase; None when the answer does not hold one."""
-    by_ref = {p["ref"]: p for p in answer["paragraphs"]}
-    passages: list[tuple[str, str]] = []
-    for ref in answer["ranked"]:
-        p = by_ref.get(ref)
-        if p is None:
-            continue
-        key = (p["shard"], p["label"])
-        if key not in passages:
-            passages.append(key)
-        if first_hit([(p["recordId"], p["text"])], question, owners) is not None:
-            return passages.index(key) + 1
+    """1-based place, among the answer's paragraphs in the order readers named them (``priority``), of
+    the first that holds a phrase; None when the answer does not hold one."""
+    for p in sorted(answer["paragraphs"], key=lambda p: p["priority"]):
+        source = p["recordId"] if p["recordId"] in owners else p["citation"].get("url", p["source"])
+        if first_hit([(source, p["text"])], question, owners) is not None:
+            return int(p["priority"])
     return None
 
 
@@ -191,8 +185,10 @@ def onnx_order(question: str, results: list[dict[str, Any]], entry: dict[str, An
 
 def run_questions(cli: Cli, questions: list[dict[str, Any]], owners: dict[str, str], ask: bool,
                   log: Callable[[str], None], onnx: dict[str, Any] | None = None,
-                  costs: dict[str, list[tuple[float, float]]] | None = None) -> dict[str, list[int | None]]:
-    """Ranks per question for each row; ``costs`` gets (CPU s, wall s) of every `ask` per row."""
+                  costs: dict[str, list[tuple[float, float]]] | None = None,
+                  sizes: dict[str, list[tuple[int, int]]] | None = None) -> dict[str, list[int | None]]:
+    """Ranks per question for each row; ``costs`` gets (CPU s, wall s) of every `ask` per row,
+    ``sizes`` (characters, paragraphs) of every answer per row."""
     ranks: dict[str, list[int | None]] = {"query (whole)": [], "query (snippet)": []}
     readers = [("", "bm25")] + ([(" [onnx]", ONNX_READER)] if onnx else [])
     for number, q in enumerate(questions, start=1):
@@ -208,13 +204,17 @@ def run_questions(cli: Cli, questions: list[dict[str, Any]], owners: dict[str, s
                 [(r["source"], r["snippet"]) for r in reordered], q, owners))
         if ask:
             for suffix, reader in readers:
-                for label, extra in (("ask", ()), ("ask --include-marked", ("--include-marked",))):
+                for label, extra in (("ask", ()), ("ask --exclude-marked", ("--exclude-marked",)),
+                                     ("ask --include-marked", ("--include-marked",))):
                     cpu, wall = time.process_time(), time.perf_counter()
                     answer = cli("ask", "--reader", reader, q["question"], *extra)["data"]
                     if costs is not None and not cli.processes:
                         costs.setdefault(label + suffix, []).append(
                             (time.process_time() - cpu, time.perf_counter() - wall))
                     ranks.setdefault(label + suffix, []).append(ask_rank(answer, q, owners))
+                    if sizes is not None:
+                        sizes.setdefault(label + suffix, []).append(
+                            (answer["chars"], len(answer["paragraphs"])))
         log(f"  {number}/{len(questions)} {q['id']}")
     return ranks
 
@@ -285,14 +285,16 @@ def _number(question_id: str) -> int:
 
 def measures(ranks: list[int | None], members: list[int]) -> dict[str, float]:
     n = len(members) or 1
-    row = {f"hit@{k}": sum(1 for i in members if ranks[i] is not None and ranks[i] <= k) / n for k in KS}
+    row = {f"hit@{k}": sum(1 for i in members if ranks[i] is not None and ranks[i] <= k) / n
+           for k in (1, 3, 5, 10)}
     row["mrr"] = sum(1 / ranks[i] for i in members if ranks[i] is not None and ranks[i] <= 10) / n
     row["holds"] = sum(1 for i in members if ranks[i] is not None) / n
     return row
 
 
 def table(questions: list[dict[str, Any]], runs: dict[str, list[int | None]],
-          scope: set[str] | None = None) -> tuple[str, dict[str, Any]]:
+          scope: set[str] | None = None,
+          sizes: dict[str, list[tuple[int, int]]] | None = None) -> tuple[str, dict[str, Any]]:
     lines = ["| group | n | " + " | ".join(runs) + " |", "|---|---:|" + "---|" * len(runs)]
     report: dict[str, Any] = {}
     for name, members in groups(questions, scope).items():
@@ -304,11 +306,32 @@ def table(questions: list[dict[str, Any]], runs: dict[str, list[int | None]],
         lines.append(f"| {name} | {len(members)} | " + " | ".join(cells) + " |")
     asks = [label for label in runs if label.startswith("ask")]
     if asks:
-        lines += ["", "the answer holds it (any passage of the answer):", "",
-                  "| group | n | " + " | ".join(asks) + " |", "|---|---:|" + "---:|" * len(asks)]
+        lines += ["", "the answer holds it / among its first three paragraphs named / mean characters / mean "
+                  "paragraphs:", "",
+                  "| group | n | " + " | ".join(asks) + " |", "|---|---:|" + "---|" * len(asks)]
         for name, members in groups(questions, scope).items():
-            lines.append(f"| {name} | {len(members)} | "
-                         + " | ".join(f"{report[label][name]['holds']:.3f}" for label in asks) + " |")
+            cells = []
+            for label in asks:
+                m = report[label][name]
+                cell = f"{m['holds']:.3f} / {m['hit@3']:.3f}"
+                if sizes and label in sizes and members:
+                    chars = sum(sizes[label][i][0] for i in members) / len(members)
+                    paras = sum(sizes[label][i][1] for i in members) / len(members)
+                    m["chars"], m["paragraphs"] = round(chars, 1), round(paras, 2)
+                    cell += f" / {chars:,.0f} / {paras:.1f}"
+                cells.append(cell)
+            lines.append(f"| {name} | {len(members)} | " + " | ".join(cells) + " |")
+    whole, snippet = runs.get("query (whole)"), runs.get("query (snippet)")
+    if whole and snippet:
+        lines += ["", "the default snippet holds it, of the whole passages that do (hit@5 / hit@10):", "",
+                  "| group | n | hit@5 | hit@10 |", "|---|---:|---|---|"]
+        for name, members in groups(questions, scope).items():
+            cells = []
+            for k in (5, 10):
+                held = [i for i in members if whole[i] is not None and whole[i] <= k]
+                kept = [i for i in held if snippet[i] is not None and snippet[i] <= k]
+                cells.append(f"{len(kept)} / {len(held)} = {len(kept) / len(held):.3f}" if held else "–")
+            lines.append(f"| {name} | {len(members)} | " + " | ".join(cells) + " |")
     return "\n".join(lines), report
 
 
@@ -333,14 +356,20 @@ def targets(report: dict[str, Any]) -> str:
             ratio = snippet["all"][k] / whole["all"][k] if whole["all"][k] else 0.0
             line(f"default snippet >= 0.95 of the whole passage ({k})",
                  f"{snippet['all'][k]:.3f} / {whole['all'][k]:.3f} = {ratio:.3f}", ratio >= 0.95 - 1e-9)
-    marked, default = report.get("ask --include-marked"), report.get("ask")
-    if marked:
-        held = marked["book+chat"]["holds"]
-        line("ask holds the answer for >= 0.85 of book+chat (`--include-marked`)", f"{held:.3f}",
-             held >= 0.85)
-    if default and SCOPED in default:
-        held = default[SCOPED]["holds"]
-        line(f"ask (default) holds it for >= 0.85 of {SCOPED}", f"{held:.3f}", held >= 0.85)
+    default = report.get("ask")
+    if default:
+        held, top3 = default["all"]["holds"], default["all"]["hit@3"]
+        line("ask (default) holds the answer for >= 0.85 of all questions", f"{held:.3f}", held >= 0.85)
+        if "chars" in default["all"]:
+            chars = default["all"]["chars"]
+            line("ask: mean answer size <= 3,000 characters", f"{chars:,.0f}", chars <= 3000)
+        line("ask: the answer-bearing paragraph among the first three named (share of all questions)",
+             f"{top3:.3f} (of {held:.3f} held)", top3 >= held - 1e-9)
+    if whole and snippet:
+        for half in ("half: even id", "half: odd id"):
+            ratio = snippet[half]["hit@5"] / whole[half]["hit@5"] if whole[half]["hit@5"] else 0.0
+            line(f"default snippet >= 0.95 of the whole passage ({half}, hit@5)", f"{ratio:.3f}",
+                 ratio >= 0.95 - 1e-9)
     if whole and base:
         below = [f"{kind} {whole[kind]['hit@5']:.3f} < {base[kind]['hit@5']:.3f}" for kind in KINDS
                  if whole[kind]["hit@5"] < base[kind]["hit@5"] - 1e-9]
@@ -402,13 +431,14 @@ def main() -> None:
         onnx = (configure_onnx(root / "home", args.model.resolve(), args.weight)
                 if args.reader == "onnx" else None)
         costs: dict[str, list[tuple[float, float]]] = {}
+        sizes: dict[str, list[tuple[int, int]]] = {}
         log(f"asking {len(questions)} questions ...")
-        runs = run_questions(cli, questions, owners, not args.no_ask, log, onnx, costs)
+        runs = run_questions(cli, questions, owners, not args.no_ask, log, onnx, costs, sizes)
         asked = time.perf_counter() - started - built
     if not args.no_baseline:
         log("the plain bm25s baseline ...")
         runs["bm25s baseline"] = baseline_ranks(args.eval, questions)
-    text, report = table(questions, runs, scope)
+    text, report = table(questions, runs, scope, sizes)
     analyzer = shards.get("analyzer", {})
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"home: {shards.get('chunks')} chunks in {len(shards.get('shards', {}))} shards; analyzer "
@@ -416,8 +446,8 @@ def main() -> None:
           f"questions {asked:.1f} s")
     print("cells: hit@1 / hit@5 / hit@10 / MRR@10\n")
     print(text)
-    print(f"\n{SCOPED}: the book and chat questions whose answer an unmarked paragraph holds (default `ask`"
-          " leaves out Claude's thinking, tool calls and tool results; `--include-marked` offers them).\n")
+    print(f"\n{SCOPED}: the book and chat questions whose answer an unmarked paragraph holds (what "
+          "`ask --exclude-marked` can find).\n")
     print(targets(report))
     if costs:
         print("\ncost of one `ask` (in this process; CPU = all its threads):\n")

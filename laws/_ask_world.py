@@ -21,7 +21,10 @@ times = st.one_of(
     st.datetimes(timezones=st.sampled_from([None]) | st.timezones()).map(lambda t: t.isoformat()),
     st.just("not a time"),
 )
-texts = st.lists(st.sampled_from(WORDS) | st.text(max_size=8), min_size=1, max_size=12).map(" ".join)
+short_texts = st.lists(st.sampled_from(WORDS) | st.text(max_size=8), min_size=1, max_size=12).map(" ".join)
+# now and then a paragraph long enough that an answer shows its best window (``candidates.excerpted``)
+texts = st.one_of(short_texts, short_texts, short_texts,
+                  short_texts.map(lambda text: (text + ". ") * (1000 // (len(text) + 2) + 1)))
 
 
 @st.composite

@@ -1,4 +1,5 @@
-"""ReadersOnlyName: whatever a reader returns, every answer paragraph is byte-identical to a stored one.
+"""ReadersOnlyName: whatever a reader returns, every answer paragraph is byte-identical to a stored one
+(or, for a long one, to the characters of it its excerpt names).
 
 Readers may return any labels (invented ones, numbers, junk, duplicates) or fail; the answer holds
 only stored paragraphs, each under its own reference, and never anything the reader wrote.
@@ -14,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).parent))  # the laws folder is not a packa
 from _ask_world import ScriptedReader, ignore, questions, replies, shard_sets, stored
 from hypothesis import given, settings
 
+from episteme_core.ask.candidates import EXCERPT_CHARS, EXCERPT_FROM
 from episteme_core.ask.run import AskOptions, ask
 from episteme_core.kernel.loader import load_plugins
 from episteme_core.store.home import Home
@@ -30,7 +32,12 @@ def test_readers_only_name(shards, question, scripted) -> None:
                      shards=shards, readers=[reader])
     held = stored(shards)
     for p in result.paragraphs:
-        assert p.text.encode("utf-8") == held[p.ref].text.encode("utf-8")
+        kept_text = held[p.ref].text
+        if p.excerpt is not None:
+            assert p.excerpt.chars == len(kept_text) and 0 <= p.excerpt.start < p.excerpt.end <= len(kept_text)
+            kept_text = kept_text[p.excerpt.start : p.excerpt.end]
+        assert p.text.encode("utf-8") == kept_text.encode("utf-8")
         assert p.record_id == held[p.ref].record_id and p.n == held[p.ref].paragraph
     for o in result.omitted:
-        assert o.ref in held and o.chars == len(held[o.ref].text)
+        whole = len(held[o.ref].text)  # what it would have taken: itself, or its window when long
+        assert o.ref in held and (o.chars == whole if whole <= EXCERPT_FROM else o.chars <= EXCERPT_CHARS)

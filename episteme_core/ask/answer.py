@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from episteme_core.records.trust import CONTENT_TRUST
+from episteme_core.records.trust import CONTENT_TRUST, MARKED_LABELS
 
 
 @attrs.frozen
@@ -34,6 +34,11 @@ class StoredParagraph:
     chunk_id: str
     score: float
     citation: Mapping[str, Any] = attrs.field(factory=dict)
+    marked: str | None = None  # its marked kind (tool output, thinking, ...); None for prose
+    # ``text`` is these characters [start, end) of the stored text (a record's paragraph, a document's
+    # chunk); None: the whole stored paragraph. ``stored_chars``: the stored text's length.
+    span: tuple[int, int] | None = None
+    stored_chars: int | None = None
 
 
 @attrs.frozen
@@ -47,6 +52,16 @@ class Named:
     relative_score: float  # BM25 score / the shard's best score
     reader_score: float | None = None
     position: int = 0  # its place in the passage (run of paragraphs) that was named
+
+
+@attrs.frozen
+class Excerpt:
+    """The characters ``[start, end)`` of a stored text of ``chars`` characters that an answer holds:
+    a block of a document's chunk (``chunkId``), or the best window of a long paragraph (``ref``)."""
+
+    start: int
+    end: int
+    chars: int
 
 
 @attrs.frozen
@@ -66,6 +81,9 @@ class AnswerParagraph:
     score: float
     reader_score: float | None
     also_at: list[str]
+    priority: int = 0  # its place (1: first) in the order readers named; the answer shows time order
+    excerpt: Excerpt | None = None  # where ``text`` lies in the stored text, when it is not all of it
+    marked_as: str | None = None  # "tool output", "thinking", ...: whose words a marked paragraph holds
     content_trust: str = CONTENT_TRUST
 
 
@@ -109,9 +127,11 @@ def time_key(paragraph: StoredParagraph | AnswerParagraph) -> tuple[Any, ...]:
     """Sort key: by time (paragraphs without one last), then record id and paragraph number."""
     moment = parse_time(paragraph.time)
     n = paragraph.n if paragraph.n is not None else -1
+    span = getattr(paragraph, "span", None)
+    offset = span[0] if span else 0
     if moment is None:
-        return (1, 0.0, paragraph.record_id, n, paragraph.chunk_id)
-    return (0, moment.timestamp(), paragraph.record_id, n, paragraph.chunk_id)
+        return (1, 0.0, paragraph.record_id, n, paragraph.chunk_id, offset)
+    return (0, moment.timestamp(), paragraph.record_id, n, paragraph.chunk_id, offset)
 
 
 def assemble(named: Sequence[Named], budget: int) -> Assembly:
@@ -121,11 +141,13 @@ def assemble(named: Sequence[Named], budget: int) -> Assembly:
                               x.position, x.paragraph.ref, x.paragraph.chunk_id)
     )
     kept: list[Named] = []
-    by_key: dict[tuple[str, str], int] = {}
+    by_key: dict[tuple[Any, ...], int] = {}
     also: dict[int, list[str]] = {}
     for item in ordered:
         p = item.paragraph
-        keys = [("chunk", p.chunk_id), ("ref", p.ref), ("text", p.text)]
+        keys = [("chunk", p.chunk_id, p.span), ("text", p.text)]
+        if p.n is not None:  # a record's reference names one paragraph; a document's anchor, several blocks
+            keys.append(("ref", p.ref))
         hit = next((by_key[k] for k in keys if k in by_key), None)
         if hit is not None:
             first = kept[hit].paragraph
@@ -147,15 +169,17 @@ def assemble(named: Sequence[Named], budget: int) -> Assembly:
         else:
             omitted.append(Omitted(p.ref, p.record_id, p.n, size, p.time, p.source))
     ranked = [item.paragraph.ref for _, item in chosen]
+    placed = sorted(enumerate(chosen, start=1), key=lambda pair: time_key(pair[1][1].paragraph))
     paragraphs = [
         AnswerParagraph(
             ref=p.ref, record_id=p.record_id, n=p.n, text=p.text, chars=len(p.text), time=p.time,
             source=p.source, shard=p.shard, chunk_id=p.chunk_id, citation=dict(p.citation),
             reader=item.reader, label=item.label, score=p.score, reader_score=item.reader_score,
-            also_at=sorted(also.get(index, [])),
+            also_at=sorted(also.get(index, [])), priority=priority,
+            excerpt=Excerpt(p.span[0], p.span[1], p.stored_chars or 0) if p.span else None,
+            marked_as=MARKED_LABELS.get(p.marked, p.marked) if p.marked else None,
         )
-        for index, item in chosen
+        for priority, (index, item) in placed
         for p in [item.paragraph]
     ]
-    paragraphs.sort(key=time_key)
     return Assembly(paragraphs, omitted, used, ranked)

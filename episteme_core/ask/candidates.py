@@ -20,10 +20,13 @@ from typing import Any, Protocol
 import attrs
 
 from episteme_core.ask.answer import StoredParagraph, parse_time
-from episteme_core.records.trust import MARKED_KINDS
+from episteme_core.records.trust import MARKED_KINDS, OFFERED_MARKED_KINDS
 from episteme_core.search.proximity import RERANK_DEPTH
 
 SEPARATOR = "\n\n"
+# What ``ask`` offers of the marked paragraphs: tool output by default, everything, or none.
+OFFER, INCLUDE, EXCLUDE = "offer", "include", "exclude"
+MARKED_POLICIES = (OFFER, INCLUDE, EXCLUDE)
 
 
 class Shard(Protocol):
@@ -56,12 +59,30 @@ class CandidatePassage:
         return self.paragraphs[0].time
 
 
-def is_marked(chunk: Any) -> bool:
-    """Claude thinking, tool calls, tool results and summaries: left out of answers unless asked for."""
+def marked_kind(chunk: Any) -> str | None:
+    """A chunk's marked kind (``records.trust.MARKED_KINDS``: thinking, tool output, a book's
+    contents, ...), ``"marked"`` when it is marked without a known kind; None for prose."""
     attributes = getattr(chunk, "attributes", None) or {}
+    kind = attributes.get("paragraphKind")
+    if kind in MARKED_KINDS:
+        return str(kind)
     if attributes.get("marked"):
+        return "marked"
+    return next((str(b.kind) for b in getattr(chunk, "blocks", None) or ()
+                 if getattr(b, "kind", None) in MARKED_KINDS), None)
+
+
+def is_offered(kind: str | None, marked: str) -> bool:
+    """Whether ``ask`` offers a paragraph of marked ``kind`` (None: prose) under policy ``marked``:
+    ``offer`` (default) prose and tool output, ``include`` everything, ``exclude`` prose only."""
+    if kind is None or marked == INCLUDE:
         return True
-    return any(getattr(b, "kind", None) in MARKED_KINDS for b in getattr(chunk, "blocks", None) or ())
+    return marked == OFFER and kind in OFFERED_MARKED_KINDS
+
+
+def is_marked(chunk: Any) -> bool:
+    """Whether a chunk is marked at all (thinking, tool calls and output, summaries, contents)."""
+    return marked_kind(chunk) is not None
 
 
 def stored_paragraph(shard: Shard, chunk_id: str, score: float, chunk: Any) -> StoredParagraph:
@@ -70,6 +91,7 @@ def stored_paragraph(shard: Shard, chunk_id: str, score: float, chunk: Any) -> S
     n = getattr(chunk, "paragraph", None)
     cite = getattr(chunk, "cite", None)
     ref = f"{record_id}#{n}" if n is not None else (cite or record_id)
+    kind = marked_kind(chunk)
     citation = {
         "ref": ref,
         "recordId": record_id,
@@ -84,12 +106,37 @@ def stored_paragraph(shard: Shard, chunk_id: str, score: float, chunk: Any) -> S
     return StoredParagraph(
         ref=ref, record_id=record_id, n=n, text=chunk.text, time=getattr(chunk, "time", None),
         source=shard.source, shard=shard.name, chunk_id=chunk_id, score=float(score),
-        citation={k: v for k, v in citation.items() if v is not None},
+        citation={k: v for k, v in citation.items() if v is not None}, marked=kind,
     )
 
 
+def paragraphs_of(shard: Shard, chunk_id: str, score: float, chunk: Any) -> list[StoredParagraph]:
+    """What a chunk offers an answer: a record's paragraph whole; a document's chunk block by block
+    (each block's characters of the chunk's text, cited by its anchor and block id), so an answer
+    can hold the block that bears on a question without the rest of a long chunk."""
+    whole = stored_paragraph(shard, chunk_id, score, chunk)
+    blocks = getattr(chunk, "blocks", None) or ()
+    if whole.n is not None or len(blocks) < 2:
+        return [whole]
+    out = []
+    url = getattr(chunk, "url", None)
+    for block in blocks:
+        start = int(block.offset)
+        end = start + int(block.end) - int(block.start)
+        text = chunk.text[start:end]
+        if not text.strip():
+            continue
+        anchor = getattr(block, "anchor", None) or getattr(chunk, "fragment", None)
+        ref = f"{url}#{anchor}" if url and anchor else whole.ref
+        citation = {**whole.citation, "ref": ref, "fragment": anchor, "blockId": block.block_id,
+                    "page": getattr(block, "page", None)}
+        out.append(attrs.evolve(whole, ref=ref, text=text, span=(start, end), stored_chars=len(chunk.text),
+                                citation={k: v for k, v in citation.items() if v is not None}))
+    return out or [whole]
+
+
 def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None,
-                  include_marked: bool, idf: dict[str, float] | None = None,
+                  marked: str = OFFER, idf: dict[str, float] | None = None,
                   terms: Sequence[str] | None = None) -> list[CandidatePassage]:
     """The shard's best ``wanted`` passages for ``question``, filters applied, the best BM25 ones
     reranked by the proximity of the question's ``terms`` as ``query`` ranks them
@@ -98,15 +145,16 @@ def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None
     A shard's own ``passages`` ranks them; else its ``ranked`` over ``terms`` (the question's terms
     as its indexer analyzes them), each unit's shown chunks a passage; else each chunk ``search``
     finds. ``since`` goes to the index as a filter and is checked again on every paragraph; marked
-    paragraphs (thinking, tool calls and results) are dropped unless asked for (a passage left with
-    none is skipped, so more passages are fetched)."""
+    paragraphs the policy ``marked`` does not offer (``is_offered``) are dropped (a passage left with
+    none is skipped, so more passages are fetched). Of each passage, the paragraphs that bear on the
+    question stay (``bearing``)."""
     filters = None
     if since is not None:
         from episteme_core.records.hits import Filters
 
         filters = Filters(since=since)
     floor = parse_time(since) if since else None
-    k = max(wanted if include_marked else wanted * 4, RERANK_DEPTH)  # the proximity rerank reads as deep
+    k = max(wanted if marked == INCLUDE else wanted * 4, RERANK_DEPTH)  # the proximity rerank reads as deep
     passages = getattr(shard, "passages", None)
     ranked = getattr(shard, "ranked", None)
     if callable(passages):
@@ -131,6 +179,7 @@ def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None
 
         terms = query_terms_for(question, languages)
     found = reranked(found, lambda ids: SEPARATOR.join(chunks[c].text for c in ids), terms, languages)
+    weights = term_weights(shard, terms, idf)
     merged = merge_overlapping([ids for _, ids in found], lambda c: len(chunks[c].text), MERGED_CHARS)
     out: list[CandidatePassage] = []
     for rank, chunk_ids in merged:
@@ -138,12 +187,12 @@ def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None
         kept = []
         for chunk_id in chunk_ids:
             chunk = chunks[chunk_id]
-            if not include_marked and is_marked(chunk):
+            if not is_offered(marked_kind(chunk), marked):
                 continue
             if floor is not None and not _at_or_after(getattr(chunk, "time", None), floor):
                 continue
-            kept.append(stored_paragraph(shard, str(chunk_id), score, chunk))
-        kept = focused(kept, set(terms), languages)
+            kept.extend(paragraphs_of(shard, str(chunk_id), score, chunk))
+        kept = [excerpted(p, weights, languages) for p in bearing(kept, weights, languages)]
         if kept:
             out.append(CandidatePassage(tuple(kept), float(score)))
             if len(out) >= wanted:
@@ -151,25 +200,82 @@ def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None
     return out
 
 
-def focused(paragraphs: list[StoredParagraph], terms: set[str],
+# The best run of question terms (scored as a snippet's) lies within this many characters; the
+# paragraphs holding it bear on the question (measured on the dev set: 300 to 600 hold the same).
+BEARING_SPAN = 450
+
+
+def term_weights(shard: Shard, terms: Sequence[str], idf: dict[str, float] | None) -> dict[str, float]:
+    """Each question term's weight for ``bearing``: its idf over the shards asked (``idf``), else
+    over this shard, else 1."""
+    if idf is not None:
+        return {t: idf.get(t, 0.0) for t in terms}
+    own = idf_over([shard], terms)
+    return own if own is not None else dict.fromkeys(terms, 1.0)
+
+
+def bearing(paragraphs: list[StoredParagraph], weights: dict[str, float],
             languages: Sequence[str]) -> list[StoredParagraph]:
-    """The paragraphs of a passage that hold a term of the question, and each one's neighbours.
+    """The paragraphs of a passage that bear on the question: those holding its best run of
+    question terms (the run within ``BEARING_SPAN`` characters that scores highest, as a snippet's
+    is scored), and the neighbours that continue one of them (``continues``).
 
-    A run is scored as a whole so that an answer is found by the words around it; its paragraphs
-    that hold none of the question's terms and stand next to none that do (a list of contents
-    beside the chapter that answers) are context nobody asked for, and they would take the answer's
-    budget. A passage none of whose paragraphs holds a term (found by its title or path) is kept
-    whole."""
-    if len(paragraphs) < 3:
+    A run is scored as a whole so that an answer is found by the words around it, but an answer
+    shows what bears on the question, not the run. A passage that holds no term (found by its title
+    or path) shows its first paragraph."""
+    if len(paragraphs) < 2:
         return paragraphs
-    from episteme_core.text.analyzer import query_terms_for
+    from episteme_core.search.snippets import best_run
 
-    holds = [not terms.isdisjoint(query_terms_for(p.text, languages)) for p in paragraphs]
-    if not any(holds):
-        return paragraphs
-    last = len(paragraphs) - 1
-    return [p for i, p in enumerate(paragraphs)
-            if holds[i] or (i > 0 and holds[i - 1]) or (i < last and holds[i + 1])]
+    text = SEPARATOR.join(p.text for p in paragraphs)
+    span = best_run(text, weights, BEARING_SPAN, languages)
+    if span is None:
+        return paragraphs[:1]
+    starts, at = [], 0
+    for p in paragraphs:
+        starts.append(at)
+        at += len(p.text) + len(SEPARATOR)
+    chosen = {i for i, p in enumerate(paragraphs)
+              if starts[i] < span[1] and span[0] < starts[i] + len(p.text)}
+    chosen = continued(paragraphs, chosen)
+    return [p for i, p in enumerate(paragraphs) if i in chosen]
+
+
+EXCERPT_FROM = 1000  # a paragraph longer than this is shown as its best window...
+EXCERPT_CHARS = 700  # ...of this many characters
+
+
+def excerpted(paragraph: StoredParagraph, weights: dict[str, float],
+              languages: Sequence[str]) -> StoredParagraph:
+    """A paragraph longer than ``EXCERPT_FROM`` characters as its best window of ``EXCERPT_CHARS``
+    (the query-biased window a snippet is, from a sentence start; a verbatim slice with its span),
+    so that one long tool output or page does not take a whole answer's budget; others as they are."""
+    if len(paragraph.text) <= EXCERPT_FROM:
+        return paragraph
+    from episteme_core.search.snippets import best_window
+
+    start, end = best_window(paragraph.text, weights, EXCERPT_CHARS, languages)
+    base = paragraph.span[0] if paragraph.span else 0
+    stored = paragraph.stored_chars if paragraph.span else len(paragraph.text)
+    return attrs.evolve(paragraph, text=paragraph.text[start:end], span=(base + start, base + end),
+                        stored_chars=stored)
+
+
+_SENTENCE_END = tuple(".!?;)]}\"'\u201d\u2019\u00bb")
+
+
+def continued(paragraphs: Sequence[StoredParagraph], chosen: set[int]) -> set[int]:
+    """``chosen`` and the neighbours that continue a chosen paragraph: the next one when a chosen one
+    ends mid-sentence, the one before when a chosen one starts mid-sentence (a lower-case start)."""
+    out = set(chosen)
+    for i in sorted(chosen):
+        text = paragraphs[i].text.rstrip()
+        if i + 1 < len(paragraphs) and text and not text.endswith(_SENTENCE_END):
+            out.add(i + 1)
+        head = paragraphs[i].text.lstrip()[:1]
+        if i > 0 and head.islower():
+            out.add(i - 1)
+    return out
 
 
 def reranked(found: list[tuple[float, list[str]]], text_of: Callable[[list[str]], str],

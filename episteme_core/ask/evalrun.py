@@ -141,11 +141,15 @@ def run_eval(home: Any, path: str, label: str, *, plugins: Any, warn: Any, reade
             "expected": list(q.expected),
             "answered": result.ranked,
             **evaluation.score(result.ranked, q.expected),
+            "chars": result.chars,
+            "paragraphs": len(result.paragraphs),
             "durationMs": ms,
             "fallbacks": sum(1 for s in result.shards if s.fallback),
             "warnings": len(notes),
         })
     overall = {m: evaluation.mean(rows, m) for m in evaluation.METRICS}
+    overall["chars"] = round(sum(r["chars"] for r in rows) / len(rows), 1)
+    overall["paragraphs"] = round(sum(r["paragraphs"] for r in rows) / len(rows), 2)
     overall["questions"] = len(rows)
     overall["durationMs"] = int(sum(r["durationMs"] for r in rows) / len(rows))
     overall["totalMs"] = int((time.monotonic() - total_started) * 1000)
@@ -192,7 +196,7 @@ def load_report(home: Any, label: str) -> dict[str, Any]:
 def compare_reports(this: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
     """Overall metrics side by side, and per question (matched by text) which label did better."""
     rows = []
-    for metric in (*evaluation.METRICS, "durationMs"):
+    for metric in (*evaluation.METRICS, "chars", "paragraphs", "durationMs"):
         a = this["overall"].get(metric)
         b = other["overall"].get(metric)
         delta = round(a - b, 6) if isinstance(a, int | float) and isinstance(b, int | float) else None

@@ -1,4 +1,4 @@
-"""Retrieval metrics for ``episteme eval``: recall, precision, MRR and nDCG@10 with binary relevance.
+"""Retrieval metrics for ``episteme eval``: hit, recall, precision, MRR and nDCG@10 with binary relevance.
 
 ``ranked`` is the answer's paragraphs in priority order (what the readers named first comes
 first), ``expected`` the references a question file lists as relevant. Pure functions, no I/O.
@@ -10,7 +10,13 @@ import math
 from collections.abc import Mapping, Sequence
 
 NDCG_K = 10
-METRICS = ("recall", "precision", "mrr", "ndcg10")
+METRICS = ("hit", "recall", "precision", "mrr", "ndcg10")
+
+
+def hit(ranked: Sequence[str], expected: Sequence[str]) -> float:
+    """1.0 when the answer holds an expected reference (or nothing is expected), else 0.0."""
+    wanted = set(expected)
+    return 1.0 if not wanted or wanted & set(ranked) else 0.0
 
 
 def recall(ranked: Sequence[str], expected: Sequence[str]) -> float:
@@ -54,8 +60,9 @@ def ndcg(ranked: Sequence[str], expected: Sequence[str], k: int = NDCG_K) -> flo
 
 
 def score(ranked: Sequence[str], expected: Sequence[str]) -> dict[str, float]:
-    """All four metrics for one question, rounded to 6 places so reports are stable bytes."""
+    """All five metrics for one question, rounded to 6 places so reports are stable bytes."""
     return {
+        "hit": hit(ranked, expected),
         "recall": round(recall(ranked, expected), 6),
         "precision": round(precision(ranked, expected), 6),
         "mrr": round(mrr(ranked, expected), 6),

@@ -9,7 +9,10 @@ def render_answer(data: dict[str, Any]) -> str:
     lines: list[str] = []
     for i, p in enumerate(data["paragraphs"], start=1):
         when = p.get("time") or "no time"
-        lines.append(f"[{i}] {p['ref']} · {when} · {p['source']}")
+        label = f" · {p['markedAs']}" if p.get("markedAs") else ""
+        part = p.get("excerpt")
+        window = f" · characters {part['start']}-{part['end']} of {part['chars']}" if part else ""
+        lines.append(f"[{i}] {p['ref']} · {when} · {p['source']}{label}{window}")
         lines.append(p["text"])
         lines.append("")
     if not data["paragraphs"]:
@@ -29,16 +32,19 @@ def render_answer(data: dict[str, Any]) -> str:
 
 
 def render_eval(report: dict[str, Any], path: str) -> str:
-    lines = [f"{'#':>4} {'recall':>7} {'prec':>7} {'mrr':>7} {'ndcg10':>7} {'ms':>6}  question"]
+    lines = [f"{'#':>4} {'hit':>5} {'recall':>7} {'prec':>7} {'mrr':>7} {'ndcg10':>7} {'chars':>7} "
+             f"{'paras':>6} {'ms':>6}  question"]
     for q in report["questions"]:
         lines.append(
-            f"{q['line']:>4} {q['recall']:>7.3f} {q['precision']:>7.3f} {q['mrr']:>7.3f} "
-            f"{q['ndcg10']:>7.3f} {q['durationMs']:>6}  {q['question'][:60]}"
+            f"{q['line']:>4} {q['hit']:>5.0f} {q['recall']:>7.3f} {q['precision']:>7.3f} {q['mrr']:>7.3f} "
+            f"{q['ndcg10']:>7.3f} {q['chars']:>7} {q['paragraphs']:>6} {q['durationMs']:>6}  "
+            f"{q['question'][:60]}"
         )
     o = report["overall"]
     lines.append(
-        f"{'all':>4} {o['recall']:>7.3f} {o['precision']:>7.3f} {o['mrr']:>7.3f} {o['ndcg10']:>7.3f} "
-        f"{o['durationMs']:>6}  ({o['questions']} questions)"
+        f"{'all':>4} {o['hit']:>5.2f} {o['recall']:>7.3f} {o['precision']:>7.3f} {o['mrr']:>7.3f} "
+        f"{o['ndcg10']:>7.3f} {o['chars']:>7.0f} {o['paragraphs']:>6.1f} {o['durationMs']:>6}  "
+        f"({o['questions']} questions)"
     )
     lines.append(f"saved {path}")
     return "\n".join(lines)

@@ -16,7 +16,16 @@ from typing import Any
 import attrs
 
 from episteme_core.ask.answer import AnswerParagraph, Named, Omitted, assemble, parse_time
-from episteme_core.ask.candidates import CandidatePassage, Shard, candidates_of, coverage_function, idf_over
+from episteme_core.ask.candidates import (
+    EXCLUDE,
+    INCLUDE,
+    OFFER,
+    CandidatePassage,
+    Shard,
+    candidates_of,
+    coverage_function,
+    idf_over,
+)
 from episteme_core.errors import EpistemeError
 from episteme_core.kernel.contracts import Reader
 from episteme_core.kernel.defaults import DEFAULT_BUDGET, DEFAULT_CANDIDATES
@@ -37,7 +46,8 @@ class AskOptions:
     reader: str | None = None
     budget: int = DEFAULT_BUDGET
     candidates: int = DEFAULT_CANDIDATES
-    include_marked: bool = False
+    include_marked: bool = False  # also thinking, tool calls, summaries, a book's contents
+    exclude_marked: bool = False  # prose only: tool output left out too
     indexer: str | None = None  # the indexer that opens the shards (default: config.json's, else bm25)
 
 
@@ -190,11 +200,19 @@ def _idf(shards: Sequence[Shard], terms: Sequence[str]) -> dict[str, float] | No
     return idf_over(shards, terms)
 
 
-def shard_candidates(shard: Any, question: str, wanted: int, since: str | None, include_marked: bool,
+def shard_candidates(shard: Any, question: str, wanted: int, since: str | None, marked: str,
                      idf: dict[str, float] | None, terms: list[str] | None) -> list[CandidatePassage]:
     """``candidates_of`` with positional arguments: what a worker runs for each shard it holds."""
-    return candidates_of(shard, question, wanted, since=since, include_marked=include_marked, idf=idf,
-                         terms=terms)
+    return candidates_of(shard, question, wanted, since=since, marked=marked, idf=idf, terms=terms)
+
+
+def marked_policy(options: AskOptions) -> str:
+    """What ``ask`` offers of marked paragraphs (``candidates.is_offered``); both flags at once is
+    ``INVALID_USAGE``."""
+    if options.include_marked and options.exclude_marked:
+        raise EpistemeError("INVALID_USAGE", "--include-marked and --exclude-marked contradict each other",
+                            hint="give one of them (default: prose and tool output)")
+    return INCLUDE if options.include_marked else EXCLUDE if options.exclude_marked else OFFER
 
 
 # -- the question -----------------------------------------------------------------------------------
@@ -237,6 +255,7 @@ def _ask(home: Any, options: AskOptions, plugins: Any, warn: Warn, shards: Seque
          given: Sequence[Reader] | None, state: dict[str, Any], started: float) -> AskResult:
     from episteme_core.ask.pool import Pool
 
+    marked = marked_policy(options)
     registered = {s.name for s in plugins.all("source")}
     not_registered = sorted(set(options.filter or ()) - registered)
     try:
@@ -263,9 +282,9 @@ def _ask(home: Any, options: AskOptions, plugins: Any, warn: Warn, shards: Seque
     idf = _idf(all_shards, terms)
     fan = getattr(opened, "executor", None)  # shards fanned out to Dask workers (--executor dask://)
     asked = (fan.ask_shards(all_shards, shard_candidates, options.question, options.candidates,
-                            options.since, options.include_marked, idf, terms) if fan is not None
+                            options.since, marked, idf, terms) if fan is not None
              else [shard_candidates(shard, options.question, options.candidates, options.since,
-                                    options.include_marked, idf, terms) for shard in all_shards])
+                                    marked, idf, terms) for shard in all_shards])
     for shard, found in zip(all_shards, asked, strict=True):
         by_shard[shard.name] = {f"p{i}": p for i, p in enumerate(found, start=1)}
     cover = coverage_function(all_shards, options.question)
@@ -298,13 +317,15 @@ def _ask(home: Any, options: AskOptions, plugins: Any, warn: Warn, shards: Seque
     state["readers"] = readers
     named: list[Named] = []
     reports: list[ShardReport] = []
-    for request, read in zip(requests, reads, strict=True):
+    places = merged_places([[by_shard[request.shard][lab].score for lab in read.labels]
+                            for request, read in zip(requests, reads, strict=True)])
+    for request, read, place in zip(requests, reads, places, strict=True):
         labelled = by_shard[request.shard]
         best = max((p.score for p in labelled.values()), default=0.0) or 1.0
         for rank, lab in enumerate(read.labels):
             passage = labelled[lab]
             for position, paragraph in enumerate(passage.paragraphs):
-                named.append(Named(paragraph, read.reader, lab, rank, passage.score / best,
+                named.append(Named(paragraph, read.reader, lab, place[rank], passage.score / best,
                                    read.scores.get(lab), position=position))
         reports.append(ShardReport(request.shard, request.source, len(request.candidates), len(read.labels),
                                    read.reader, read.fallback, list(read.invented)))
@@ -324,6 +345,21 @@ def _ask(home: Any, options: AskOptions, plugins: Any, warn: Warn, shards: Seque
     )
     state["result"] = result
     return result
+
+
+def merged_places(lists: Sequence[Sequence[float]]) -> list[list[int]]:
+    """The place of each named passage in one order over all shards: each shard's passages in the
+    order its reader named them, the shards merged by score (the next place goes to the shard whose
+    next passage scores highest; scores compare across shards, one idf over them all; ties to the
+    shard listed first). For the bm25 reader this is one list by score."""
+    heads = [0] * len(lists)
+    places: list[list[int]] = [[0] * len(scores) for scores in lists]
+    for place in range(sum(len(scores) for scores in lists)):
+        shard = max((i for i in range(len(lists)) if heads[i] < len(lists[i])),
+                    key=lambda i: (lists[i][heads[i]], -i))
+        places[shard][heads[shard]] = place
+        heads[shard] += 1
+    return places
 
 
 def _unknown_sources(unknown: list[str], known: set[str]) -> EpistemeError:

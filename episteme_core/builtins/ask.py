@@ -55,7 +55,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
                         help="a reader named in config.json, or a reader kind such as bm25 "
                              "(default: every configured reader, else bm25)")
     add_int_option(parser, "--budget", default=DEFAULT_BUDGET, low=MIN_BUDGET, high=MAX_BUDGET,
-                   help="total characters of paragraphs in an answer; whole paragraphs only")
+                   help="total characters of an answer (paragraphs whole; a long one as its best window)")
     add_int_option(parser, "--candidates", default=DEFAULT_CANDIDATES, low=MIN_CANDIDATES,
                    high=MAX_CANDIDATES,
                    help="BM25 passages (runs of paragraphs) per shard handed to the reader")
@@ -71,7 +71,10 @@ def _configure_ask(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--since", metavar="DATE",
                         help="only paragraphs at or after DATE (YYYY-MM-DD, UTC, or an ISO 8601 time)")
     parser.add_argument("--include-marked", action="store_true",
-                        help="also consider marked paragraphs (thinking, tool calls and results, summaries)")
+                        help="also consider every marked paragraph (thinking, tool calls, summaries, a "
+                             "book's contents and captions); tool output is considered by default")
+    parser.add_argument("--exclude-marked", action="store_true",
+                        help="consider prose only: leave tool output out too")
     _common(parser)
     add_executor_options(parser, jobs=False)
 
@@ -91,6 +94,7 @@ def _run_ask(args: argparse.Namespace, ctx: Context) -> Outcome:
         budget=args.budget,
         candidates=args.candidates,
         include_marked=args.include_marked,
+        exclude_marked=args.exclude_marked,
         indexer=args.indexer,
     )
     with fanned_out(ctx, executor_spec_of(args), None, args.indexer) as shards:

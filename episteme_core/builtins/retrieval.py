@@ -51,6 +51,10 @@ def _configure_query(parser: argparse.ArgumentParser) -> None:
                    help="largest index file or stdin accepted by --index FILE|-")
     parser.add_argument("--chunks", metavar="DIR", help="the chunks stage the shards must match "
                                                          "(default HOME/chunks)")
+    parser.add_argument("--rerank", metavar="NAME",
+                        help="reorder the first results (at least 20) by a reader's second stage: a reader "
+                             "named in config.json or a reader kind whose kind can rerank (e.g. onnx); "
+                             "off by default")
     add_indexer_option(parser)
     add_executor_options(parser, jobs=False)
 
@@ -82,10 +86,15 @@ def _run_query(args: argparse.Namespace, ctx: Context) -> Outcome:
         normativity=args.normativity, source=tuple(args.source) if args.source else None,
         since=_since(args.since),
     )
+    second = None
+    if args.rerank is not None:
+        from episteme_core.ask.rerank import reranker
+
+        second = reranker(ctx.home, ctx.plugins, args.rerank, args.term)
     with fanned_out(ctx, executor_spec_of(args), shard_set, args.indexer) as shard_set:
         result = query(ctx.home, args.term, filters=filters, limit=args.limit, offset=args.offset,
                        max_chars=args.max_chars, exact=args.exact, shard_set=shard_set, plugins=ctx.plugins,
-                       indexer=args.indexer, warn=ctx.warn)
+                       indexer=args.indexer, warn=ctx.warn, rerank=second)
     return Outcome(data=unstructure(result), text=render(result))
 
 

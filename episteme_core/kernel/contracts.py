@@ -206,7 +206,13 @@ class Indexer(Protocol):
 
 @runtime_checkable
 class ReaderKind(Protocol):
-    """A factory of readers for ``ask`` (``episteme_readers``): ``open(spec) -> Reader``."""
+    """A factory of readers for ``ask`` (``episteme_readers``): ``open(spec) -> Reader``.
+
+    Optional: ``rerank(spec, question, passages, bm25_scores) -> list[float]``, a second stage for
+    ``query --rerank NAME``: one score per passage (its text; ``bm25_scores`` are query's, best
+    first), higher better, in the order given; ``spec`` is the config entry (or a bare spec of the
+    kind). Query sorts by it, ties in its own order; it must not store anything.
+    """
 
     name: str
     description: str
@@ -374,7 +380,8 @@ CONTRACTS: dict[str, Contract] = {
         {"open_artifact": "index --out and query --index FILE refuse it",
          "generation": "the shards stage, chunk index, log and writer lock files"},
     ),
-    "reader": Contract("reader", ReaderKind, {"name": str, "description": str}, ("open",)),
+    "reader": Contract("reader", ReaderKind, {"name": str, "description": str}, ("open",),
+                       {"rerank": "query --rerank refuses the kind"}),
     "exporter": Contract(
         "exporter", Exporter, {"name": str, "help": str, "media_type": str}, ("configure", "export"),
         {"description": "the help line"},

@@ -11,7 +11,7 @@ MIN_MAX_CHARS, MAX_MAX_CHARS = 256, 100_000
 MAX_OVERLAP_CHARS = 10_000
 
 # Ask (``ask``, ``eval``).
-DEFAULT_BUDGET = 12_000
+DEFAULT_BUDGET = 3_000  # characters: an answer for an agent's context, not a haystack
 MIN_BUDGET, MAX_BUDGET = 1, 10_000_000
 DEFAULT_CANDIDATES = 10  # passages (runs of paragraphs) per shard
 MIN_CANDIDATES, MAX_CANDIDATES = 1, 200

@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 
 from episteme_core.errors import EpistemeError
+from episteme_core.personal import frontmatter
 from episteme_core.personal.limits import BOOK_MAX_BYTES
 from episteme_core.personal.model import (
     Paragraph,
@@ -174,8 +175,9 @@ def read_book(
     if not pieces:
         raise Skipped("empty", f"{shown}: no paragraphs, skipped")
     paragraphs = []
+    shapes = frontmatter.kinds([piece for piece, _ in pieces])  # contents, captions: marked kinds
     for index, (piece, line) in enumerate(pieces, start=1):
-        kind = "heading" if markdown and "\n" not in piece and _HEADING.match(piece) else "text"
+        kind = "heading" if markdown and "\n" not in piece and _HEADING.match(piece) else shapes[index - 1]
         paragraphs.append(Paragraph(n=index, text=piece, time=time, kind=kind, attributes={"line": line}))
     title = _title(front, gutenberg, paragraphs, markdown, book)
     return build_record(

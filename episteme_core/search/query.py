@@ -20,7 +20,7 @@ import attrs
 
 from episteme_core.errors import EpistemeError
 from episteme_core.records.hits import Filters, Hit
-from episteme_core.records.trust import CONTENT_TRUST
+from episteme_core.records.trust import CONTENT_TRUST, NON_PROSE_KINDS
 from episteme_core.search.proximity import RERANK_DEPTH
 from episteme_core.store.home import Home
 from episteme_core.text.analyzer import query_term_weights, words
@@ -38,6 +38,8 @@ CONTEXT_CHARS = 32
 MAX_TERM_CHARS = 4096
 # Quoted phrases and --exact are checked on the text of candidates in score order, at most this many.
 MAX_CHECKED = 5_000
+RERANK_POOL = 20  # a second stage reorders at least this many of the first results
+NON_PROSE_WEIGHT = 0.5  # the share of its score a passage keeps when a book's contents hold its words
 
 
 @attrs.frozen
@@ -87,6 +89,7 @@ class Result:
     part: dict[str, int]
     citation: Citation
     paragraphs: list[PassageParagraph] | None = None  # a run: its paragraphs, where they sit in it
+    rerank_score: float | None = None  # the second stage's score (``--rerank``), which ordered the page
     content_trust: str = CONTENT_TRUST
     diagnostics: list[dict[str, str]] = attrs.field(factory=list)  # the document's, passed through
     limits: list[str] = attrs.field(factory=list)  # what the document's extractor cannot see
@@ -141,6 +144,7 @@ class QueryResult:
     phrases: list[str] = attrs.field(factory=list)  # quoted phrases, as parsed
     exact: bool = False
     total_exact: bool = True  # False: phrases/--exact were checked on MAX_CHECKED candidates only
+    rerank: str | None = None  # the second stage that ordered the results (``--rerank NAME``)
 
 
 def check_term(term: str | None) -> str:
@@ -344,8 +348,13 @@ def query(
     plugins: Plugins | None = None,
     indexer: str | None = None,
     warn: Callable[..., None] | None = None,
+    rerank: Callable[[list[str], list[float]], list[float]] | None = None,
 ) -> QueryResult:
     """Rank the home's fresh shards for ``term``; a page of cited results sorted (-score, chunk id).
+
+    ``rerank`` (a second stage: passages' texts and scores in, one score per passage out, higher
+    better; its ``name`` is reported) reorders the first ``max(offset + limit, RERANK_POOL)`` results
+    before the page is cut (``--rerank NAME``: ``ask.rerank.reranker`` makes one from a reader).
 
     Quoted phrases in ``term`` must appear as written; ``exact`` asks the same of every word. The
     shards are opened by the home's indexer (``indexer``, else config.json's, else bm25, among
@@ -396,11 +405,16 @@ def query(
             known = ", ".join(shard_set.sources) or "none"
             return empty(f"no shard holds source {', '.join(unknown)} (sources: {known})")
     total_exact = True
+    # a second stage reorders the first results: fetch them all from the start, rerank, then page
+    start, count = (0, max(offset + limit, RERANK_POOL)) if rerank is not None else (offset, limit)
     if checking:
-        page, total, total_exact, more = _checked(shard_set, terms, required, filters, offset, limit,
+        page, total, total_exact, more = _checked(shard_set, terms, required, filters, start, count,
                                                   exact_words, phrase_words, term_weights)
     else:
-        page, total, more = _merged_page(shard_set, terms, filters, offset, limit, term_weights)
+        page, total, more = _merged_page(shard_set, terms, filters, start, count, term_weights)
+    second: list[float | None] = [None] * len(page)
+    if rerank is not None and page:
+        page, second, more = _second_stage(page, rerank, offset, limit, more)
     if not page:
         if total == 0:
             what = " with these filters" if filters.to_json() else ""
@@ -410,16 +424,36 @@ def query(
         return empty(f"offset {offset} is past the last result (there are {total})", total)
     weights = shard_set.idf(terms)
     results = [
-        result_for(passage, rank=offset + i, score=hit.score, shard=hit.shard, terms=weights,
-                   max_chars=max_chars, languages=languages)
-        for i, (hit, passage) in enumerate(page, start=1)
+        attrs.evolve(result_for(passage, rank=offset + i, score=hit.score, shard=hit.shard, terms=weights,
+                                max_chars=max_chars, languages=languages), rerank_score=reranked_score)
+        for i, ((hit, passage), reranked_score) in enumerate(zip(page, second, strict=True), start=1)
     ]
     end = offset + len(page)
     return QueryResult(
         query=text, terms=terms, filters=filters.to_json(), total=total, offset=offset, limit=limit,
         max_chars=max_chars, next_offset=end if more else None, results=results,
         shards=len(shard_set.shards), phrases=phrases, exact=exact, total_exact=total_exact,
+        rerank=getattr(rerank, "name", "rerank") if rerank is not None else None,
     )
+
+
+def _second_stage(page: list[tuple[Hit, Passage]], rerank: Callable[[list[str], list[float]], list[float]],
+                  offset: int, limit: int, more: bool
+                  ) -> tuple[list[tuple[Hit, Passage]], list[float | None], bool]:
+    """The page ``[offset, offset + limit)`` of ``page`` (the first results, best first) sorted by the
+    second stage's scores, ties in the first stage's order; each result's second score; whether
+    results follow the page. A scorer that returns another number of scores, or one that is not a
+    finite number, is ``PROCESSING_FAILED``."""
+    import math
+
+    scores = rerank([passage.text for _, passage in page], [hit.score for hit, _ in page])
+    if len(scores) != len(page) or not all(isinstance(x, int | float) and math.isfinite(x) for x in scores):
+        raise EpistemeError("PROCESSING_FAILED", f"the reranker {getattr(rerank, 'name', '')!r} gave "
+                            f"{len(scores)} scores for {len(page)} results, or a score that is not a number",
+                            details={"results": len(page), "scores": len(scores)})
+    order = sorted(range(len(page)), key=lambda i: (-float(scores[i]), i))[offset : offset + limit]
+    return ([page[i] for i in order], [round(float(scores[i]), 6) for i in order],
+            more or len(page) > offset + limit)
 
 
 def _weighing(weights: dict[str, float] | None) -> dict[str, Any]:
@@ -449,8 +483,8 @@ def _merged_page(shard_set: SearchableShards, terms: list[str], filters: Filters
             for row in shown:
                 if (hit.shard, row) not in texts:
                     texts[(hit.shard, row)] = shard.row_json(row)
-        head = ["\n\n".join(texts[(hit.shard, row)]["text"] for row in shown)
-                for hit, shown in zip(hits[:RERANK_DEPTH], rows, strict=False)]
+        head = [[texts[(hit.shard, row)] for row in shown] for hit, shown in zip(hits[:RERANK_DEPTH], rows,
+                                                                                   strict=False)]
         hits, rows = _reranked(hits, rows, head, terms, shard_set.languages, bonuses)
         sizes = {key: len(row["text"]) for key, row in texts.items()}
         runs = [[(hit.shard, row) for row in shown] for hit, shown in zip(hits, rows, strict=True)]
@@ -484,11 +518,30 @@ def _joined_page(hits: list[Hit], runs: list[list[tuple[str, int]]],
     return page
 
 
-def _reranked(hits: list[Hit], extra: list[Any], head: list[str], terms: list[str],
+def prose_factor(rows: list[dict[str, Any]], terms: set[str], languages: list[str]) -> float:
+    """What share of its score a passage keeps: 1, less where the query's words it holds sit in a
+    book's non-prose parts (contents, captions: ``NON_PROSE_KINDS``), down to ``NON_PROSE_WEIGHT``
+    when all of them do. Such lines hold a chapter's words in few characters, so BM25 alone ranks
+    them above the chapter."""
+    kinds = [(row.get("attributes") or {}).get("paragraphKind") in NON_PROSE_KINDS for row in rows]
+    if not any(kinds):
+        return 1.0
+    from episteme_core.search.proximity import matched_words
+
+    counts = [len(matched_words(row["text"], terms, languages)) for row in rows]
+    found = sum(counts)
+    if not found:
+        return NON_PROSE_WEIGHT if all(kinds) else 1.0
+    prose = sum(count for count, marked in zip(counts, kinds, strict=True) if not marked)
+    return NON_PROSE_WEIGHT + (1 - NON_PROSE_WEIGHT) * prose / found
+
+
+def _reranked(hits: list[Hit], extra: list[Any], head: list[list[dict[str, Any]]], terms: list[str],
               languages: list[str], cache: dict[tuple[str, int], float]) -> tuple[list[Hit], list[Any]]:
     """``hits`` (best BM25 first) with the first ``RERANK_DEPTH`` scored again with their proximity
-    bonus (``head``: their passages' text), best first; ``extra`` (one item per hit) follows. ``cache``
-    keeps each unit's bonus while a page fetches more hits."""
+    bonus (``head``: their passages' rows), best first, and times ``prose_factor`` (a book's contents
+    weigh less); ``extra`` (one item per hit) follows. ``cache`` keeps each unit's change of score
+    while a page fetches more hits."""
     from episteme_core.search.proximity import reorder, text_bonus
 
     wanted = set(terms)
@@ -496,7 +549,11 @@ def _reranked(hits: list[Hit], extra: list[Any], head: list[str], terms: list[st
     for i, hit in enumerate(hits[:RERANK_DEPTH]):
         key = (hit.shard, hit.unit)
         if key not in cache:
-            cache[key] = text_bonus(head[i], wanted, languages)
+            bonus = text_bonus("\n\n".join(row["text"] for row in head[i]), wanted, languages)
+            factor = prose_factor(head[i], wanted, languages)
+            if factor != 1.0:
+                bonus = (hit.score + bonus) * factor - hit.score
+            cache[key] = bonus
         bonuses.append(cache[key])
     order = reorder([hit.score for hit in hits], bonuses)
     rescored = [attrs.evolve(hits[i], score=hits[i].score + bonuses[i]) if i < len(bonuses) else hits[i]
@@ -516,7 +573,7 @@ def _checked(shard_set: SearchableShards, terms: list[str], required: list[str],
 
     hits, candidates = shard_set.search(terms, MAX_CHECKED, filters, required=required, **_weighing(weights))
     head = [passage_of(shard_set.shard(hit.shard), hit, filters) for hit in hits[:RERANK_DEPTH]]
-    hits, known = _reranked(hits, [*head, *([None] * (len(hits) - len(head)))], [p.text for p in head],
+    hits, known = _reranked(hits, [*head, *([None] * (len(hits) - len(head)))], [p.rows for p in head],
                             terms, shard_set.languages, {})
     holding: list[Hit] = []
     runs: list[list[tuple[str, int]]] = []

@@ -92,6 +92,17 @@ def _best(matches: list[tuple[int, int, str, float]], span: int) -> tuple[float,
     return best, best_lo, best_hi
 
 
+def best_run(text: str, weights: Mapping[str, float], span: int,
+             languages: Sequence[str] = (DEFAULT_LANGUAGE,)) -> tuple[int, int] | None:
+    """``[start, end)`` of the best run of query-term matches of ``text`` that fits in ``span``
+    characters (scored as a snippet window is), None when no word is a query term."""
+    matches = term_matches(text, weights, languages) if weights else []
+    if not matches:
+        return None
+    _, lo, hi = _best(matches, max(1, span))
+    return matches[lo][0], matches[hi - 1][1]
+
+
 def best_window(text: str, weights: Mapping[str, float], max_chars: int,
                 languages: Sequence[str] = (DEFAULT_LANGUAGE,),
                 focus: tuple[int, int] | None = None) -> tuple[int, int]:

@@ -100,14 +100,17 @@ def _ask_schema() -> dict[str, Any]:
         "since": _text("only paragraphs at or after this date (YYYY-MM-DD, UTC) or ISO 8601 time"),
         "reader": _text("a reader named in config.json, or a reader kind such as bm25 "
                         "(default: every configured reader, else bm25)"),
-        "budget": _integer("total characters of paragraphs in the answer; whole paragraphs only",
+        "budget": _integer("total characters of the answer's paragraphs (a long one shows its best window)",
                            default=defaults.DEFAULT_BUDGET, low=defaults.MIN_BUDGET,
                            high=defaults.MAX_BUDGET),
         "candidates": _integer("BM25 candidates per shard handed to the reader",
                                default=defaults.DEFAULT_CANDIDATES, low=defaults.MIN_CANDIDATES,
                                high=defaults.MAX_CANDIDATES),
         "includeMarked": {"type": "boolean", "default": False, "description":
-                          "also consider marked paragraphs (thinking, tool calls and results, summaries)"},
+                          "also consider every marked paragraph (thinking, tool calls, summaries, a book's "
+                          "contents); tool output is considered by default"},
+        "excludeMarked": {"type": "boolean", "default": False, "description":
+                          "consider prose only: leave tool output out too"},
     }, required=("question",))
 
 
@@ -125,6 +128,7 @@ def run_ask(arguments: dict[str, Any], call: ToolCall) -> dict[str, Any]:
         budget=arguments.get("budget", defaults.DEFAULT_BUDGET),
         candidates=arguments.get("candidates", defaults.DEFAULT_CANDIDATES),
         include_marked=arguments.get("includeMarked", False),
+        exclude_marked=arguments.get("excludeMarked", False),
     )
     from episteme_core.search.indexers import warn_in_flight
 

@@ -47,11 +47,19 @@ def test_answer_is_stored_paragraphs_verbatim_in_time_order(home_copy: Path) -> 
     data = envelope["data"]
     validate(data, "ask-result")
     assert data["paragraphs"] and data["chars"] <= data["budget"]
+    excerpts = 0
     for p in data["paragraphs"]:
         shown = invoke("--home", str(home_copy), "show", p["ref"], "--json")
         assert shown.exit_code == 0, shown.stderr
-        assert shown.envelope["data"]["paragraph"]["text"] == p["text"]
+        stored = shown.envelope["data"]["paragraph"]["text"]
+        if p["excerpt"] is None:
+            assert stored == p["text"]
+        else:  # a long paragraph: its best window, a verbatim slice at the stated place
+            excerpts += 1
+            assert p["excerpt"]["chars"] == len(stored) > len(p["text"]) == p["chars"]
+            assert stored[p["excerpt"]["start"] : p["excerpt"]["end"]] == p["text"]
         assert p["contentTrust"] == "untrusted-source"
+    assert excerpts < len(data["paragraphs"])
     times = [p["time"] for p in data["paragraphs"]]
     assert times == sorted(times)
 
@@ -171,10 +179,15 @@ def test_eval_saves_a_report_and_compares(home_copy: Path, tmp_path: Path) -> No
     report = json.loads((home_copy / "evals" / "base.json").read_text("utf-8"))
     validate(report, "eval-report")
     assert report["overall"]["questions"] == 2 and [q["line"] for q in report["questions"]] == [1, 3]
+    for q in report["questions"]:  # the answer's size beside its scores
+        assert q["hit"] == (1 if set(q["expected"]) & set(q["answered"]) else 0)
+        assert 0 < q["chars"] <= report["budget"] and q["paragraphs"] == len(q["answered"]) > 0
+    assert report["overall"]["chars"] == sum(q["chars"] for q in report["questions"]) / 2
     second = invoke("--home", str(home_copy), "eval", str(questions), "--label", "tight", "--budget", "50",
                     "--compare", "base")
     assert second.exit_code == 0, second.stderr
     assert "recall" in second.stdout and "base" in second.stdout and "tight" in second.stdout
+    assert "chars" in second.stdout and "paragraphs" in second.stdout
     lines = [json.loads(x) for x in (home_copy / "telemetry.jsonl").read_text("utf-8").splitlines()]
     assert [x["command"] for x in lines] == ["eval"] * 4 and {x["label"] for x in lines} == {"base", "tight"}
 

@@ -1,4 +1,4 @@
-"""Eval metrics: recall, precision, MRR and nDCG@10 on hand-computed cases."""
+"""Eval metrics: hit, recall, precision, MRR and nDCG@10 on hand-computed cases."""
 
 from __future__ import annotations
 
@@ -10,13 +10,15 @@ from episteme_core.ask import metrics as ev
 
 
 def test_perfect_and_empty() -> None:
-    assert ev.score(["a", "b"], ["a", "b"]) == {"recall": 1.0, "precision": 1.0, "mrr": 1.0, "ndcg10": 1.0}
-    assert ev.score([], ["a"]) == {"recall": 0.0, "precision": 0.0, "mrr": 0.0, "ndcg10": 0.0}
-    assert ev.score([], []) == {"recall": 1.0, "precision": 1.0, "mrr": 0.0, "ndcg10": 1.0}
+    assert ev.score(["a", "b"], ["a", "b"]) == {"hit": 1.0, "recall": 1.0, "precision": 1.0, "mrr": 1.0,
+                                                "ndcg10": 1.0}
+    assert ev.score([], ["a"]) == {"hit": 0.0, "recall": 0.0, "precision": 0.0, "mrr": 0.0, "ndcg10": 0.0}
+    assert ev.score([], []) == {"hit": 1.0, "recall": 1.0, "precision": 1.0, "mrr": 0.0, "ndcg10": 1.0}
 
 
 def test_hand_computed() -> None:
     ranked, expected = ["x", "a", "y", "b"], ["a", "b", "c"]
+    assert ev.hit(ranked, expected) == 1.0 and ev.hit(["x", "y"], expected) == 0.0
     assert ev.recall(ranked, expected) == pytest.approx(2 / 3)
     assert ev.precision(ranked, expected) == pytest.approx(2 / 4)
     assert ev.mrr(ranked, expected) == pytest.approx(1 / 2)

@@ -7,9 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from episteme_core.ask.candidates import candidates_of
+from episteme_core.ask.answer import StoredParagraph
+from episteme_core.ask.candidates import (
+    EXCERPT_CHARS,
+    EXCERPT_FROM,
+    bearing,
+    candidates_of,
+    continued,
+    excerpted,
+)
 from episteme_core.ask.memory import MemoryChunk, MemoryShard
 from episteme_core.ask.run import AskOptions, ask
+from episteme_core.errors import EpistemeError
 from episteme_core.kernel.loader import load_plugins
 from episteme_core.records.convert import unstructure
 from episteme_core.store.home import Home
@@ -50,38 +59,60 @@ def test_the_answer_holds_the_named_runs_paragraphs_each_cited(tmp_path: Path) -
     assert numbers == sorted(numbers)  # one record, one time: record order
 
 
-def test_a_run_is_one_candidate_and_marked_paragraphs_leave_it(tmp_path: Path) -> None:
+def test_tool_output_is_offered_labelled_and_the_policy_says_what_else() -> None:
+    """Tool output is a candidate like any paragraph (an agent's answers are often there), labelled in
+    the answer; a model's thinking is left out unless every marked kind is asked for; prose only leaves
+    the tool output out too."""
     record = "chat:claude/p/s"
-    chunks = [
-        MemoryChunk(f"{record}#1", "Which port does the dev server use?", record, 1, "2024-01-01T00:00:01Z",
-                    "claude"),
-        MemoryChunk(f"{record}#2", "ss -ltn output: the dev server listens on port 4000", record, 2,
-                    "2024-01-01T00:00:02Z", "claude", {"marked": True}),
-        MemoryChunk(f"{record}#3", "It uses port 4000.", record, 3, "2024-01-01T00:00:03Z", "claude"),
-    ]
+    kinds = [("text", None), ("tool_result", True), ("thinking", True), ("text", None)]
+    texts = ["Which port does the dev server use?", "ss -ltn output: the dev server listens on port 4000",
+             "I think the dev server port is in the config.", "It uses port 4000."]
+    chunks = [MemoryChunk(f"{record}#{n}", text, record, n, f"2024-01-01T00:00:0{n}Z", "claude",
+                          {"paragraphKind": kind, **({"marked": True} if marked else {})})
+              for n, (text, (kind, marked)) in enumerate(zip(texts, kinds, strict=True), start=1)]
     shard = MemoryShard("claude-0001", "claude", chunks)
-    plain = candidates_of(shard, "dev server port", 10, since=None, include_marked=False)
-    assert len(plain) == 1 and [p.ref for p in plain[0].paragraphs] == [f"{record}#1", f"{record}#3"]
-    assert plain[0].text == "Which port does the dev server use?\n\nIt uses port 4000."
-    marked = candidates_of(shard, "dev server port", 10, since=None, include_marked=True)
-    assert [p.ref for p in marked[0].paragraphs] == [f"{record}#1", f"{record}#2", f"{record}#3"]
-    since = candidates_of(shard, "dev server port", 10, since="2024-01-01T00:00:03Z", include_marked=True)
-    assert [p.ref for p in since[0].paragraphs] == [f"{record}#3"]
+
+    def refs(marked: str) -> list[str]:
+        found = candidates_of(shard, "dev server port", 10, since=None, marked=marked)
+        assert len(found) == 1
+        return [p.ref.rsplit("#", 1)[1] for p in found[0].paragraphs]
+
+    assert refs("offer") == ["1", "2", "4"]
+    assert refs("exclude") == ["1", "4"]
+    assert refs("include") == ["1", "2", "3", "4"]
+    since = candidates_of(shard, "dev server port", 10, since="2024-01-01T00:00:03Z", marked="include")
+    assert [p.ref for p in since[0].paragraphs] == [f"{record}#3", f"{record}#4"]
+    result = ask(Home(Path("/nonexistent-home")), AskOptions(question="dev server port", reader="bm25"),
+                 plugins=PLUGINS, warn=Warnings(), shards=[shard])
+    validate(unstructure(result), "ask-result")
+    assert [(p.ref, p.marked_as) for p in result.paragraphs] == [
+        (f"{record}#1", None), (f"{record}#2", "tool output"), (f"{record}#4", None)]
+    prose = ask(Home(Path("/nonexistent-home")),
+                AskOptions(question="dev server port", reader="bm25", exclude_marked=True),
+                plugins=PLUGINS, warn=Warnings(), shards=[shard])
+    assert [p.ref for p in prose.paragraphs] == [f"{record}#1", f"{record}#4"]
+    with pytest.raises(EpistemeError) as refused:
+        ask(Home(Path("/nonexistent-home")),
+            AskOptions(question="port", include_marked=True, exclude_marked=True), plugins=PLUGINS,
+            warn=Warnings(), shards=[shard])
+    assert refused.value.code == "INVALID_USAGE"
 
 
-def test_budget_takes_whole_paragraphs_of_runs_in_priority_order(tmp_path: Path) -> None:
-    record = "book:c/x"
-    chunks = [MemoryChunk(f"{record}#{n}", f"whale {n} " + "x" * 40, record, n, None, "books")
-              for n in range(1, 6)]
-    shard = MemoryShard("books-0001", "books", chunks)
-    warnings = Warnings()
-    result = ask(Home(tmp_path / "absent"), AskOptions(question="whale", budget=100, reader="bm25"),
-                 plugins=PLUGINS, warn=warnings, shards=[shard])
-    data = unstructure(result)
-    validate(data, "ask-result")
-    assert result.chars <= 100 and len(result.paragraphs) == 2
-    assert [p.ref for p in result.paragraphs] == [f"{record}#1", f"{record}#2"]  # the run's reading order
-    assert {o.ref for o in result.omitted} == {f"{record}#{n}" for n in (3, 4, 5)}
+def test_budget_takes_whole_paragraphs_best_passage_first(tmp_path: Path) -> None:
+    """Passages are taken best first across shards (scores compare: one idf over them all); a
+    paragraph that does not fit is omitted, and a smaller one after it may still fit."""
+    strong = [MemoryChunk(f"book:c/x#{n}", f"whale whale {n}. " + "x" * 30 + ".", "book:c/x", n, None,
+                          "books") for n in (1, 2)]
+    weak = [MemoryChunk("book:c/y#1", "the whale. " + "y" * 70 + ".", "book:c/y", 1, None, "books"),
+            MemoryChunk("book:c/z#1", "a whale.", "book:c/z", 1, None, "books")]
+    shards = [MemoryShard("books-0001", "books", strong), MemoryShard("books-0002", "books", weak)]
+    result = ask(Home(tmp_path / "absent"), AskOptions(question="whale", budget=110, reader="bm25"),
+                 plugins=PLUGINS, warn=Warnings(), shards=shards)
+    validate(unstructure(result), "ask-result")
+    assert result.chars == 100 <= 110
+    assert [p.ref for p in sorted(result.paragraphs, key=lambda p: p.priority)] == [
+        "book:c/x#1", "book:c/x#2", "book:c/z#1"]
+    assert [o.ref for o in result.omitted] == ["book:c/y#1"]
 
 
 def test_candidates_are_reranked_by_proximity_as_query_ranks() -> None:
@@ -93,28 +124,50 @@ def test_candidates_are_reranked_by_proximity_as_query_ranks() -> None:
     spread = MemoryChunk("chat:claude/p/a#1", f"harpoon {FILLER} whale", "chat:claude/p/a", 1, None, "claude")
     close = MemoryChunk("chat:claude/p/b#1", f"{FILLER} harpoon whale", "chat:claude/p/b", 1, None, "claude")
     shard = MemoryShard("claude-0001", "claude", [spread, close])
-    found = candidates_of(shard, "whale harpoon", 10, since=None, include_marked=True)
+    found = candidates_of(shard, "whale harpoon", 10, since=None, marked="include")
     assert [c.ref for c in found] == ["chat:claude/p/b#1", "chat:claude/p/a#1"]
     apart = len(words(FILLER)) + 1
     assert found[0].score - found[1].score == pytest.approx(bonus(1) - bonus(apart))
 
 
-def test_a_run_shows_the_paragraphs_that_hold_the_question_and_their_neighbours() -> None:
-    """A run scored as a whole keeps, in the answer, each paragraph holding a term of the question
-    and the paragraphs beside it; a list of contents that holds none stays out of the budget. A
-    passage none of whose paragraphs holds a term is kept whole."""
-    from episteme_core.ask.answer import StoredParagraph
-    from episteme_core.ask.candidates import focused
+def _run(texts: list[str]) -> list[StoredParagraph]:
+    return [StoredParagraph(ref=f"book:x/y#{n}", record_id="book:x/y", n=n, text=text, time=None,
+                            source="books", shard="books", chunk_id=f"c{n}", score=1.0, citation={})
+            for n, text in enumerate(texts, start=1)]
 
-    def run(texts: list[str]) -> list[StoredParagraph]:
-        return [StoredParagraph(ref=f"book:x/y#{n}", record_id="book:x/y", n=n, text=text, time=None,
-                                source="books", shard="books", chunk_id=f"c{n}", score=1.0, citation={})
-                for n, text in enumerate(texts, start=1)]
 
-    paragraphs = run(["Contents", "Chapter I", "Chapter II", "Chapter III", "Heading to Chapter I.",
-                      "A single man of good fortune must be in want of a wife.", "Everybody knew it.",
-                      "Mrs. Bennet spoke.", "The end of the chapter."])
-    kept = focused(paragraphs, {"fortun", "wife"}, ["english"])
-    assert [p.n for p in kept] == [5, 6, 7]
-    assert focused(paragraphs, {"whale"}, ["english"]) == paragraphs
-    assert focused(paragraphs[:2], {"fortun"}, ["english"]) == paragraphs[:2]
+def test_a_passage_shows_the_paragraphs_that_bear_on_the_question() -> None:
+    """A run is scored whole, but an answer shows the paragraphs holding its best run of question
+    terms, and a neighbour only where it continues one of them (the same sentence); a list of contents
+    beside them stays out of the budget. A passage holding no term shows its first paragraph."""
+    paragraphs = _run(["Contents", "Chapter I", "Chapter II", "Heading to Chapter I.",
+                       "A single man of good fortune must be in want of a wife,", "so everybody said.",
+                       "The day went by. " * 30, "Mrs. Bennet spoke of fortune.", "The end of the chapter."])
+    weights = {"fortun": 2.0, "wife": 3.0}
+    # the best run (fortune, wife) wins over a lone term 500 characters on; the next paragraph ends
+    # the sentence the run is in
+    assert [p.n for p in bearing(paragraphs, weights, ["english"])] == [5, 6]
+    near = _run(["A man of good fortune wants a wife.", "Nothing here.", "Her fortune was small."])
+    assert [p.n for p in bearing(near, {"fortun": 1.0}, ["english"])] == [1, 2, 3]  # all the run touches
+    assert [p.n for p in bearing(paragraphs, {"whale": 1.0}, ["english"])] == [1]
+    assert bearing(paragraphs[:1], weights, ["english"]) == paragraphs[:1]
+    # a paragraph that starts mid-sentence brings the one it continues
+    split = _run(["The sentence began here and", "went on about a wife.", "Another one."])
+    assert [p.n for p in bearing(split, {"wife": 1.0}, ["english"])] == [1, 2]
+    assert continued(split, {2}) == {2}
+
+
+def test_a_long_paragraph_shows_its_best_window_verbatim() -> None:
+    """A paragraph over EXCERPT_FROM characters is shown as its best window of EXCERPT_CHARS, a slice
+    of the stored text with its span; one at the bound is shown whole."""
+    filler = "Nothing to see in this sentence at all. "
+    at = "x" * (EXCERPT_FROM - 1) + "."
+    assert excerpted(_run([at])[0], {"whale": 1.0}, ["english"]).span is None
+    text = filler * 40 + "The white whale took his leg off. " + filler * 10
+    assert len(text) > EXCERPT_FROM
+    shown = excerpted(_run([text])[0], {"whale": 2.0, "leg": 1.0}, ["english"])
+    assert shown.span is not None and shown.stored_chars == len(text)
+    assert text[shown.span[0] : shown.span[1]] == shown.text and len(shown.text) <= EXCERPT_CHARS
+    assert "The white whale took his leg off." in shown.text
+    past = "x" * EXCERPT_FROM + "."
+    assert excerpted(_run([past])[0], {"x": 1.0}, ["english"]).span == (0, EXCERPT_CHARS)

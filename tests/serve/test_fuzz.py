@@ -17,7 +17,7 @@ HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text
 TOOLS = ("query", "ask", "show", "sources", "verify")
 ARGUMENT_NAMES = ("term", "family", "authority", "documentType", "normativity", "source", "since", "limit",
                   "offset", "maxChars", "question", "filter", "reader", "budget", "candidates",
-                  "includeMarked", "reference", "snapshot", "staleOk")
+                  "includeMarked", "excludeMarked", "reference", "snapshot", "staleOk")
 METHODS = ("initialize", "tools/list", "tools/call", "server/discover", "ping", "resources/list",
            "prompts/list", "notifications/initialized", "notifications/cancelled", "completion/complete")
 

@@ -160,6 +160,7 @@ def test_every_argument_bound_holds_at_and_just_past_it(server: Served, tool: st
     ("query", {}, None),
     ("ask", {"question": ["a"]}, "question"),
     ("ask", {"question": "a", "includeMarked": "yes"}, "includeMarked"),
+    ("ask", {"question": "a", "excludeMarked": 1}, "excludeMarked"),
     ("show", {"reference": None}, "reference"),
     ("sources", {"verbose": True}, None),
 ])
@@ -182,6 +183,9 @@ def test_semantic_checks_after_the_schema_are_the_clis(server: Served, example_h
     since = mcp_call(server.url, "query", {"term": "byte", "since": "yesterday"})
     assert since.structured_content["error"] == cli_error(example_home, "query", "--term", "byte",
                                                           "--since", "yesterday")
+    both = mcp_call(server.url, "ask", {"question": "byte", "includeMarked": True, "excludeMarked": True})
+    assert both.structured_content["error"] == cli_error(example_home, "ask", "byte", "--include-marked",
+                                                         "--exclude-marked")
     blank = mcp_call(server.url, "ask", {"question": "   "})
     assert blank.structured_content["error"] == cli_error(example_home, "ask", "   ")
     reader = mcp_call(server.url, "ask", {"question": "whale", "reader": "nope"})

@@ -52,8 +52,28 @@ def test_ask_with_a_configured_onnx_reader(home: Path, tiny_model: Path) -> None
     assert data["paragraphs"], "the onnx reader names BM25's eligible candidates, reordered"
     for paragraph in data["paragraphs"]:
         shown = invoke("--home", str(home), "show", paragraph["ref"], "--json")
-        assert shown.envelope["data"]["paragraph"]["text"] == paragraph["text"]
+        stored = shown.envelope["data"]["paragraph"]["text"]
+        part = paragraph["excerpt"]  # a long paragraph is shown as its best window, a verbatim slice
+        assert (stored[part["start"] : part["end"]] if part else stored) == paragraph["text"]
         assert paragraph["reader"] == "semantic"
+
+
+def test_query_rerank_through_the_registered_kind(home: Path, tiny_model: Path) -> None:
+    """``query --rerank semantic``: the kernel finds the kind in the registry and orders query's first
+    results by its fused scores (rerank_weight 1: the model's cosine alone), ties in query's order."""
+    configure(home, model=str(tiny_model), max_tokens=128, rerank_weight=1.0)
+    plain = invoke("--home", str(home), "query", "--term", QUESTION, "--json").envelope["data"]
+    result = invoke("--home", str(home), "query", "--term", QUESTION, "--rerank", "semantic", "--json",
+                    env={"EPISTEME_TELEMETRY": "off"})
+    assert result.exit_code == 0, result.stderr
+    data = result.envelope["data"]
+    validate(data, "query-result")
+    assert data["rerank"] == "semantic" and plain["rerank"] is None
+    scores = [r["rerankScore"] for r in data["results"]]
+    assert scores == sorted(scores, reverse=True) and len(set(scores)) > 1
+    first = invoke("--home", str(home), "query", "--term", QUESTION, "--limit", "20", "--json")
+    pool = {r["chunkId"] for r in first.envelope["data"]["results"]}
+    assert {r["chunkId"] for r in data["results"]} <= pool
 
 
 def test_a_constant_model_answers_as_bm25_does(home: Path, constant_model: Path) -> None:
