@@ -146,8 +146,8 @@ def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None
     as its indexer analyzes them), each unit's shown chunks a passage; else each chunk ``search``
     finds. ``since`` goes to the index as a filter and is checked again on every paragraph; marked
     paragraphs the policy ``marked`` does not offer (``is_offered``) are dropped (a passage left with
-    none is skipped, so more passages are fetched). Of each passage, the paragraphs that bear on the
-    question stay (``bearing``)."""
+    none is skipped, so more passages are fetched). Each paragraph says whether it bears on the
+    question (``bearing``): the answer shows those, and all of the passage it names first."""
     filters = None
     if since is not None:
         from episteme_core.records.hits import Filters
@@ -192,7 +192,8 @@ def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None
             if floor is not None and not _at_or_after(getattr(chunk, "time", None), floor):
                 continue
             kept.extend(paragraphs_of(shard, str(chunk_id), score, chunk))
-        kept = [excerpted(p, weights, languages) for p in bearing(kept, weights, languages)]
+        bears = {id(p) for p in bearing(kept, weights, languages)}  # the rest: for the answer's first
+        kept = [attrs.evolve(excerpted(p, weights, languages), bearing=id(p) in bears) for p in kept]
         if kept:
             out.append(CandidatePassage(tuple(kept), float(score)))
             if len(out) >= wanted:

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from episteme_core.ask.answer import AnswerParagraph, Named, Omitted, assemble, parse_time
+from episteme_core.ask.answer import AnswerParagraph, Named, Omitted, assemble, parse_time, shown
 from episteme_core.ask.candidates import (
     EXCLUDE,
     INCLUDE,
@@ -324,7 +324,7 @@ def _ask(home: Any, options: AskOptions, plugins: Any, warn: Warn, shards: Seque
         best = max((p.score for p in labelled.values()), default=0.0) or 1.0
         for rank, lab in enumerate(read.labels):
             passage = labelled[lab]
-            for position, paragraph in enumerate(passage.paragraphs):
+            for position, paragraph in enumerate(shown(passage.paragraphs, place[rank], options.budget)):
                 named.append(Named(paragraph, read.reader, lab, place[rank], passage.score / best,
                                    read.scores.get(lab), position=position))
         reports.append(ShardReport(request.shard, request.source, len(request.candidates), len(read.labels),

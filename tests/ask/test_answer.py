@@ -76,3 +76,15 @@ def test_a_time_whose_utc_instant_leaves_the_calendar_counts_as_no_time() -> Non
     assert parse_time("0001-01-01T00:00:00+05:00") is None
     assert parse_time("9999-12-31T23:59:59-05:00") is None
     assert parse_time("0001-01-01T06:00:00+05:00").isoformat() == "0001-01-01T01:00:00+00:00"
+
+
+def test_the_first_passage_shows_whole_when_it_fits_two_thirds_of_the_budget_the_rest_what_bears() -> None:
+    import attrs
+
+    from episteme_core.ask.answer import FIRST_PASSAGE_SHARE, shown
+
+    passage = [attrs.evolve(para(f"r:a#{n}", "w" * 100, None), bearing=n == 2) for n in (1, 2, 3)]
+    assert [p.n for p in shown(passage, 0, 450)] == [2, 1, 3]  # 300 characters fit two thirds of 450
+    assert [p.n for p in shown(passage, 0, 449)] == [2]  # past two thirds: what bears, as any other
+    assert [p.n for p in shown(passage, 1, 100_000)] == [2]  # not the first: what bears only
+    assert FIRST_PASSAGE_SHARE == 2 / 3

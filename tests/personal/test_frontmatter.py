@@ -58,7 +58,8 @@ def test_marked_at_ingest_shown_left_out_of_ask_and_ranked_below_prose(tmp_path:
     assert shown["text"] == ILLUSTRATIONS[3] and shown["marked"] is True
     answer = invoke("--home", str(home), "ask", "single man of fortune", "--json").envelope["data"]
     refs = [p["ref"] for p in answer["paragraphs"]]
-    assert refs == ["book:shelf/voyage#91"], refs
+    marked_refs = {f"book:shelf/voyage#{n}" for n in [*range(1, 10), 92, 93, 94, 95]}
+    assert "book:shelf/voyage#91" in refs and not marked_refs & set(refs), refs
     everything = invoke("--home", str(home), "ask", "single man of fortune", "--include-marked", "--json")
     marked = {p["ref"]: p["markedAs"] for p in everything.envelope["data"]["paragraphs"]}
     assert marked.get("book:shelf/voyage#8") == "contents" and marked["book:shelf/voyage#91"] is None
