@@ -195,6 +195,9 @@ def _snapshot_one(
     writer: SnapshotWriter, fetcher: Fetcher, entry: ManifestEntry,
     on_retry: Callable[[int, float, str], None],
 ) -> SourceResult:
+    refused = writer.refusal(entry.url)
+    if refused is not None:
+        raise refused  # before any fetch: a forgotten source is not downloaded again
     latest = writer.latest(entry.url)
     validators = latest if latest is not None and latest.capture_kind == "http" else None
     fetched = fetcher.fetch(
