@@ -174,7 +174,8 @@ def snapshot_sources(
                     entry=entry.index, source=entry.url, status="failed", code=error.code,
                     message=error.message, details=error.details,
                 )
-                writer.note_failure(entry.url, "http", error.code)
+                if not (error.details or {}).get("tombstone"):  # a refused forgotten URL is not logged
+                    writer.note_failure(entry.url, "http", error.code)
             results.append(result)
             report("snapshot", number, total, "failed" if result.status == "failed" else "completed",
                    f"{entry.url}: {result.status}")

@@ -389,7 +389,7 @@ def extract_sources(
             rows_at[number] = {**_row(failed.record), "outcome": "failed"}
             done += 1
             if warn is not None:
-                warn("EXTRACTION_FAILED", item.unresolved[1], source=source, code=item.unresolved[0])
+                warn("EXTRACTION_FAILED", item.unresolved[1], source=source, diagnostic=item.unresolved[0])
             if progress:
                 progress(done, len(targets), source)
             continue
@@ -516,7 +516,7 @@ def _extract_changed(home: Home, plugins: Any, catalog: SnapshotCatalog, stage: 
             kept.append((failed.entry, {**failed.record, "sourceOptions": state.options}))
             unresolved_fresh.append(failed.document)
             if warn is not None:
-                warn("EXTRACTION_FAILED", item.unresolved[1], source=source, code=item.unresolved[0])
+                warn("EXTRACTION_FAILED", item.unresolved[1], source=source, diagnostic=item.unresolved[0])
             continue
         chosen = item.extractor or _extractor_by_type(plugins, item.record, warn)
         if chosen is None:
