@@ -140,12 +140,13 @@ def _swallowed() -> None:
         raise Cancelled(name)
 
 
-def run(argv: Sequence[str] | None = None) -> int:
+def run(argv: Sequence[str] | None = None, *, pending: Sequence[str] = ()) -> int:
     """Run the CLI and return the exit status (``main`` exits with it).
 
     The signal handlers are installed first, so a SIGTERM or SIGINT at any later moment (loading
     plugins, parsing, running) ends the command with ``CANCELLED`` (143 or 130), never as a plugin's
-    failure, a usage error or success."""
+    failure, a usage error or success; ``pending`` holds a signal the launcher (``__main__``) noted
+    before, which cancels at once."""
     clear_cancel()
     signals = _Signals()
     as_json = debug = False
@@ -157,6 +158,9 @@ def run(argv: Sequence[str] | None = None) -> int:
             signals.install()
             argv = list(sys.argv[1:] if argv is None else argv)
             as_json, debug = _prescan(argv)
+            if pending:
+                signals.received = pending[0]
+                raise Cancelled(pending[0])
             signal_at("start")
             from episteme_core.cli.progress import Progress
 
@@ -283,8 +287,8 @@ def _emit_failure(
     return error.exit_status
 
 
-def main() -> NoReturn:
-    sys.exit(run())
+def main(pending: Sequence[str] = ()) -> NoReturn:
+    sys.exit(run(pending=pending))
 
 
 if __name__ == "__main__":

@@ -40,7 +40,8 @@ def packed(home: Path, shelf: Path, cli: Cli) -> Path:
 def holders(home: Path, text: str) -> list[str]:
     """Every file under the home that holds ``text`` (its bytes read whole)."""
     needle = text.encode()
-    return sorted(str(p.relative_to(home)) for p in home.rglob("*") if p.is_file() and needle in p.read_bytes())
+    return sorted(str(p.relative_to(home)) for p in home.rglob("*")
+                  if p.is_file() and needle in p.read_bytes())
 
 
 def log_lines(home: Path) -> list[dict[str, object]]:
@@ -105,7 +106,8 @@ def test_a_forgotten_paragraph_is_gone_from_every_version_and_stays_gone(
     assert lines[0]["snapshotId"] == row["replacedBy"][0]  # the observation now names the redacted version
 
 
-def test_the_dry_run_lists_exactly_what_goes_and_changes_nothing(packed: Path, cli: Cli, tmp_path: Path) -> None:
+def test_the_dry_run_lists_exactly_what_goes_and_changes_nothing(
+        packed: Path, cli: Cli, tmp_path: Path) -> None:
     before = tree(packed)
     dry = cli("forget", "--source", "book:shelf/other", "book:shelf/notes#3", "--dry-run", "--json")
     assert dry.exit_code == 0 and tree(packed) == before
@@ -125,7 +127,8 @@ def test_the_dry_run_lists_exactly_what_goes_and_changes_nothing(packed: Path, c
     assert "nothing was changed (--dry-run)" in human.stdout
 
 
-def test_capturing_a_forgotten_source_again_is_refused_unless_allowed(packed: Path, shelf: Path, cli: Cli) -> None:
+def test_capturing_a_forgotten_source_again_is_refused_unless_allowed(
+        packed: Path, shelf: Path, cli: Cli) -> None:
     assert cli("forget", "book:shelf/other").exit_code == 0
     refused = cli("ingest", "books", str(shelf), "--json")
     assert refused.exit_code == 0
@@ -182,7 +185,8 @@ def test_a_web_source_is_forgotten_and_its_capture_refused(home: Path, tmp_path:
     (tmp_path / "page.html").write_text(f"<h1>Page</h1><p>Private {SECRET} on a page.</p>", encoding="utf-8")
     (tmp_path / "keep.txt").write_text("Kept evidence.\n", encoding="utf-8")
     mapping = tmp_path / "map.json"
-    mapping.write_text(json.dumps([{"sourceUrl": "https://example.org/private#part", "localPath": "page.html"},
+    mapping.write_text(json.dumps([{"sourceUrl": "https://example.org/private#part",
+                                    "localPath": "page.html"},
                                    {"sourceUrl": "https://example.org/keep", "localPath": "keep.txt"}]))
     assert cli("pipeline", "--map", str(mapping)).exit_code == 0
     assert cli("forget", "--source", "HTTPS://Example.org/private#other").exit_code == 0  # normalised
