@@ -36,7 +36,8 @@ def test_written_dates(text: str, parts: tuple[int, int | None, int | None] | No
 
 def test_the_header_lines_and_which_date_wins() -> None:
     header = ("Title: Pride and Prejudice\nAuthor: Jane Austen\n\n"
-              "Release date: June 1, 1998 [eBook #1342]\n                Most recently updated: April 14, 2023\n"
+              "Release date: June 1, 1998 [eBook #1342]\n"
+              "                Most recently updated: April 14, 2023\n"
               "Original publication: London: T. Egerton, 1813\n")
     assert header_values(header) == {"releaseDate": "June 1, 1998",
                                      "originalPublication": "London: T. Egerton, 1813"}

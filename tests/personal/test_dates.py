@@ -40,14 +40,15 @@ def test_since_keeps_only_what_was_written_after_it(home: Path, tmp_path: Path, 
 def test_the_answer_is_in_the_texts_time_order_undated_last(home: Path, tmp_path: Path, cli: Cli) -> None:
     shelf = tmp_path / "lights"
     shelf.mkdir()
-    for name, date in (("a-late", "2024-05-01"), ("b-early", "1850-01-01"), ("c-none", None), ("d-mid", "1990")):
+    books = (("a-late", "2024-05-01"), ("b-early", "1850-01-01"), ("c-none", None), ("d-mid", "1990"))
+    for name, date in books:
         (shelf / f"{name}.txt").write_text(f"The lighthouse keeper of {name} kept the lighthouse lamp.\n")
         if date:
             (shelf / f"{name}.meta.json").write_text(json.dumps({"date": date}))
     assert cli("ingest", "books", str(shelf)).exit_code == 0
     asked = cli("ask", "lighthouse keeper lamp", "--json").envelope["data"]["paragraphs"]
-    assert [p["recordId"] for p in asked] == ["book:lights/b-early", "book:lights/d-mid", "book:lights/a-late",
-                                             "book:lights/c-none"]
+    assert [p["recordId"] for p in asked] == ["book:lights/b-early", "book:lights/d-mid",
+                                             "book:lights/a-late", "book:lights/c-none"]
     assert [p["time"] for p in asked] == ["1850-01-01T00:00:00Z", "1990-01-01T00:00:00Z",
                                           "2024-05-01T00:00:00Z", None]
 
