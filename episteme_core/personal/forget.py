@@ -10,7 +10,9 @@ A forget runs under the writer lock in this order, each step a commit of its own
    paragraph gets a redacted version in place of every version that held it);
 4. the blobs nothing names any more deleted; 5. the documents dropped (or re-extracted); 6. the
    chunks cut again from the documents; 7. the shards rebuilt where they held a forgotten row
-   (``purge``); 8. the stat cache (paths and source names) dropped; 9. the journal removed.
+   (``purge``); 8. the stat cache (paths and source names) dropped; 9. what no commit names
+   removed (``gc``: a bucket or object a killed step left, a blob a killed capture wrote); 10. the
+   journal removed.
 
 A forget killed at any step leaves a home every reader and ``verify`` accept (the journal is a
 note); the next ``forget`` (or ``gc``) finishes it from the journal first, each step finding by hash
@@ -295,7 +297,12 @@ def forget(ctx: RunContext, request: ForgetRequest) -> dict[str, Any]:
         found = plan(home, request)
         data: dict[str, Any] = {"dryRun": request.dry_run, "finished": finished, "forgotten": found.listing,
                                 "alreadyForgotten": sorted(found.already), "tombstone": None}
-        if request.dry_run or not found.items:
+        if request.dry_run:
+            from episteme_core.store.gc import find_garbage
+
+            data["garbage"] = find_garbage(home).paths() if found.items else []
+            return data
+        if not found.items:
             return data
         tombstone = tombstone_of(found.items, request.reason, ctx.command, utc_now())
         data["tombstone"] = tombstone.id
@@ -335,6 +342,11 @@ def _carry_out(ctx: RunContext, tombstone: Tombstone, *, journal: bool = True) -
     if any(item.kind == "source" for item in tombstone.items):
         with contextlib.suppress(FileNotFoundError):
             (home.root / STAT_CACHE).unlink()
+    from episteme_core.store.gc import collect_garbage
+
+    # whatever no commit names (a bucket or an object a killed step left, a blob a killed capture
+    # wrote): it may hold what was forgotten, so it goes too
+    pack["collected"] = collect_garbage(home)["removed"]
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
     fsync_dir(home.root)
@@ -551,6 +563,8 @@ def describe(data: dict[str, Any]) -> str:
         lines.append(f"already forgotten: {name}")
     if data.get("tombstone"):
         lines.append(f"tombstone {data['tombstone'][:12]} appended to the log")
+    if data.get("garbage"):
+        lines.append(f"and {len(data['garbage'])} file(s) nothing names (as gc removes them)")
     if data["dryRun"] and data["forgotten"]:
         lines.append("nothing was changed (--dry-run)")
     if not lines:

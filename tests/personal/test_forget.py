@@ -125,6 +125,13 @@ def test_the_dry_run_lists_exactly_what_goes_and_changes_nothing(
     human = cli("forget", "--source", "book:shelf/other", "--dry-run")
     assert "would forget book:shelf/other: 2 snapshot(s), 2 blob(s)" in human.stdout
     assert "nothing was changed (--dry-run)" in human.stdout
+    assert listed["garbage"] == []  # nothing unnamed here; one stray blob is listed, then removed
+    stray = packed / "blobs" / "sha256" / "ab" / ("ab" + "0" * 62)
+    stray.parent.mkdir(parents=True, exist_ok=True)
+    stray.write_bytes(b"")  # (a name that is not its content: listed and removed all the same)
+    listed = cli("forget", "--source", "book:shelf/other", "--dry-run", "--json").envelope["data"]
+    assert listed["garbage"] == [str(stray.relative_to(packed))] and stray.exists()
+    assert cli("forget", "--source", "book:shelf/other").exit_code == 0 and not stray.exists()
 
 
 def test_capturing_a_forgotten_source_again_is_refused_unless_allowed(
