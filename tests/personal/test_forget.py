@@ -265,3 +265,21 @@ def test_ask_and_sources_never_see_a_forgotten_book(packed: Path, cli: Cli) -> N
     assert cli("forget", "book:shelf/notes#3").exit_code == 0
     assert not any("password" in text for text in texts())
     assert "password" not in json.dumps(cli("sources", "--json").envelope)
+
+
+def test_a_forget_leaves_the_same_bytes_under_any_hash_seed(packed: Path, tmp_path: Path) -> None:
+    """Derived bytes depend only on inputs: the same forget in two processes with different
+    PYTHONHASHSEED values leaves the same stages, blobs and log (its times aside)."""
+    from episteme_core.testing.crashmatrix import home_state
+
+    results = []
+    for seed in ("1", "2"):
+        home = tmp_path / f"seed-{seed}"
+        shutil.copytree(packed, home)
+        proc = episteme(home, ["forget", "book:shelf/other", "book:shelf/notes#3", "--reason", "seeds"],
+                        {"PYTHONHASHSEED": seed})
+        assert proc.returncode == 0, proc.stderr
+        tombstone = log_lines(home)[-1]
+        tombstone.pop("time")
+        results.append((home_state(home, files=True), tombstone))
+    assert results[0] == results[1]

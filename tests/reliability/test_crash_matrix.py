@@ -69,3 +69,19 @@ def test_gc_killed_at_any_step_leaves_a_whole_home(tmp_path: Path) -> None:
     steps = {"after-blob-delete-one", "after-prune-one", "after-bucket-prune-one"}
     assert steps <= set(report.trace), report.trace
     assert {case.point for case in report.cases} == set(report.trace)
+
+
+def test_a_forget_over_buckets_killed_at_any_write_step_leaves_a_whole_home(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every stage in buckets (from one entry on): a kill between a commit and its prune leaves old
+    buckets naming the forgotten source; the re-run (finishing the forget, then its gc) removes
+    them, and the forgotten text is in no file."""
+    import attrs
+
+    from episteme_core.store.commits import BUCKETS_FROM_ENV
+
+    monkeypatch.setenv(BUCKETS_FROM_ENV, "1")
+    scenario = attrs.evolve(scenarios(tmp_path)["forget source"](), env={BUCKETS_FROM_ENV: "1"})
+    report = run_crash_matrix(scenario, tmp_path, every=EVERY)
+    assert {"after-bucket-write", "after-bucket-prune-one", "after-blob-delete-one"} <= set(report.trace)
+    assert {case.point for case in report.cases} == set(report.trace)

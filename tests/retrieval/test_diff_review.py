@@ -88,3 +88,17 @@ def test_blocks_match_by_id_and_text_then_text_then_id() -> None:
         ("added", "p7", None, "new")]
     assert changes[0]["edits"] == [{"removed": "", "added": "now"}]
     assert (changes[0]["wordsRemoved"], changes[0]["wordsAdded"]) == (0, 1)
+
+
+def test_the_review_is_the_same_bytes_under_any_hash_seed(tmp_path: Path) -> None:
+    from episteme_core.testing.crashmatrix import episteme
+
+    old, new = versions(tmp_path)
+    written = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"diff-{seed}.json"
+        proc = episteme(tmp_path / "unused", ["diff", "--from", str(old), "--to", str(new), "--out", str(out)],
+                        {"PYTHONHASHSEED": seed})
+        assert proc.returncode == 0, proc.stderr
+        written.append(out.read_bytes())
+    assert written[0] == written[1]
