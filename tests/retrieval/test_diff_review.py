@@ -97,8 +97,8 @@ def test_the_review_is_the_same_bytes_under_any_hash_seed(tmp_path: Path) -> Non
     written = []
     for seed in ("1", "2"):
         out = tmp_path / f"diff-{seed}.json"
-        proc = episteme(tmp_path / "unused", ["diff", "--from", str(old), "--to", str(new), "--out", str(out)],
-                        {"PYTHONHASHSEED": seed})
+        args = ["diff", "--from", str(old), "--to", str(new), "--out", str(out)]
+        proc = episteme(tmp_path / "unused", args, {"PYTHONHASHSEED": seed})
         assert proc.returncode == 0, proc.stderr
         written.append(out.read_bytes())
     assert written[0] == written[1]
