@@ -1,5 +1,33 @@
-"""``python -m episteme_core`` runs the CLI."""
+"""``python -m episteme_core`` and the console script ``episteme``: the CLI, with SIGTERM and SIGINT
+caught from episteme's first instruction (until the CLI installs its own handlers a signal is only
+noted, then it cancels the command: exit 143 or 130, ``CANCELLED``)."""
 
-from episteme_core.cli.main import main
+from __future__ import annotations
 
-main()
+import signal
+
+_pending: list[str] = []
+
+
+def _note(signum: int, frame: object) -> None:
+    if _pending:  # a second signal: leave now
+        import os
+
+        os._exit(143 if signum == signal.SIGTERM else 130)
+    _pending.append(signal.Signals(signum).name)
+
+
+# The module's first statements: only the interpreter's own start-up comes before them.
+signal.signal(signal.SIGTERM, _note)
+signal.signal(signal.SIGINT, _note)
+
+
+def main() -> None:
+    """Run the CLI (which cancels at once for a signal noted meanwhile) and exit with its status."""
+    from episteme_core.cli.main import main as cli
+
+    cli(pending=_pending)
+
+
+if __name__ == "__main__":
+    main()

@@ -55,8 +55,9 @@ def _capture(ctx: RunContext, options: PipelineOptions) -> Any:
         from episteme_core.capture.run import snapshot_sources
 
         assert options.fetch is not None, "a manifest run needs its fetch settings"
+        known = {kind: sorted(c.name for c in ctx.plugins.all(kind)) for kind in ("family", "extractor")}
         entries = read_manifest(options.manifest, max_input_bytes=options.max_input_bytes,
-                                max_sources=options.max_sources)
+                                max_sources=options.max_sources, known=known)
         return snapshot_sources(ctx.home, entries, options.fetch, fail_fast=options.fail_fast,
                                 progress=update, warn=ctx.warn, command=ctx.command)
     from episteme_core.capture.manual import manual_ingest, read_map_of
@@ -107,7 +108,8 @@ def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
             for warning in document.warnings:
                 ctx.warn("EXTRACTION_WARNING", f"{document.source}: {warning}", source=document.source,
                          snapshotId=document.snapshot_id)
-        extracted = [document.source for document in documents]
+        extracted = [document.source for document in documents if document.status != "failed"]
+        failed = [document.source for document in documents if document.status == "failed"]
         # a summary per extracted document, the snapshots: not held while indexing
         del report, documents, catalog
         ctx.check_cancelled()
@@ -123,7 +125,8 @@ def run_pipeline(ctx: RunContext, options: PipelineOptions) -> dict[str, Any]:
         "capture": captured.data(),
         "extract": {
             "extracted": extracted,
-            "reused": sources - len(extracted),
+            "failed": failed,
+            "reused": sources - len(extracted) - len(failed),
             "documents": sources,
         },
         "chunk": unstructure(chunked),
@@ -146,7 +149,9 @@ def render(data: dict[str, Any]) -> str:
     return "\n".join([
         f"capture: {len(capture['sources'])} source(s): {counts['captured']} new, "
         f"{counts['unchanged']} unchanged, {counts['failed']} failed",
-        f"extract: {len(extract['extracted'])} extracted, {extract['reused']} unchanged",
+        f"extract: {len(extract['extracted'])} extracted, {len(extract.get('failed') or ())} failed, "
+        f"{extract['reused']} unchanged"
+        + "".join(f"\n  failed: {source}" for source in extract.get("failed") or ()),
         f"chunk:   {chunk['chunks']} chunk(s) from {chunk['documents']} document(s) "
         f"({chunk['chunked']} chunked, {chunk['reused']} unchanged)",
         f"index:   {indexed}",

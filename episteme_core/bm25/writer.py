@@ -307,19 +307,21 @@ PARALLEL_CHUNKS = 100_000
 
 def index_home(
     home: Home, *, reshard: bool = False, progress: ProgressFn | None = None,
-    executor: Executor | None = None,
+    executor: Executor | None = None, purge: bool = False,
 ) -> IndexReport:
     """Bring the shards up to the committed chunks; call inside ``ctx.writing()``.
 
     Shards are built by ``executor`` (default: this process), one task per shard; the commit is made
-    here, so the shards are the same bytes wherever they were built.
+    here, so the shards are the same bytes wherever they were built. With ``purge`` (``forget``) a
+    shard holding any row whose chunks are gone is rebuilt from its live rows instead of kept with
+    those rows marked deleted, so no shard file holds the text of a chunk the stage no longer has.
     """
     with paused_cycle_gc():
-        return _index_home(home, reshard=reshard, progress=progress, executor=executor)
+        return _index_home(home, reshard=reshard, progress=progress, executor=executor, purge=purge)
 
 
 def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None,
-                executor: Executor | None) -> IndexReport:
+                executor: Executor | None, purge: bool = False) -> IndexReport:
     from episteme_core.executor.base import SERIAL, cleaning_up
 
     settings = index_settings(home)
@@ -343,12 +345,14 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None,
         and previous.meta.get("fields") == settings.fields
         and previous.meta.get("runChars") == settings.run_chars
     )
+    holds_deleted = previous is not None and any(
+        (info or {}).get("deleted") for info in (previous.meta.get("shards") or {}).values())
     if compatible and not reshard and previous is not None and (
             previous.meta.get("chunkIndexSha256") == chunk_index_sha
-            and previous.meta.get("shardSize") == shard_size):
+            and previous.meta.get("shardSize") == shard_size) and not (purge and holds_deleted):
         return _unchanged(home, stage, previous, chunk_index.fingerprint, progress)
     delta = (_changed_chunk_buckets(previous, chunk_index, shard_size)
-             if compatible and not reshard and previous is not None else None)
+             if compatible and not reshard and not purge and previous is not None else None)
     if delta is None:
         objects = {entry.key: entry for entry in chunk_index.entries}
         counts = {key: int(n) for key, n in (chunk_index.meta.get("counts") or {}).items()}
@@ -370,7 +374,7 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None,
     ours = previous is not None and indexer_of(previous.meta) == INDEXER
     next_seq: dict[str, int] = dict((previous.meta.get("nextShard") or {}) if ours and previous else {})
     if previous is not None and not resharded:
-        kept = _keep(stage, previous, objects, next_seq, delta)
+        kept = _keep(stage, previous, objects, next_seq, delta, purge=purge)
         if kept is None:  # shards made before they recorded their inputs: rebuild them all
             resharded = True
         else:
@@ -493,9 +497,10 @@ def _bucket_objects(cstage: Stage, chunk_index: Any, changed: tuple[int, set[int
 
 
 def _keep(stage: Stage, previous: Any, objects: dict[str, StageEntry], next_seq: dict[str, int],
-          changed: tuple[int, set[int]] | None = None) -> Any:
+          changed: tuple[int, set[int]] | None = None, *, purge: bool = False) -> Any:
     """The previous shards that still hold committed chunks: a row lives while the chunks object it
-    came from is committed unchanged (its key and sha256); a shard with no live row is dropped.
+    came from is committed unchanged (its key and sha256); a shard with no live row is dropped, and
+    with ``purge`` so is a shard with any row that does not live (its live chunks are packed anew).
     Reads each shard's input table, never a chunks object. None when a shard has no input table.
 
     With ``changed`` (the chunks bucket count and the changed buckets; ``objects`` then holds the
@@ -535,7 +540,7 @@ def _keep(stage: Stage, previous: Any, objects: dict[str, StageEntry], next_seq:
                     if ((key in objects and objects[key].sha256 == sha) if bucket_of(key, count) in buckets
                         else number not in was_gone)]
         gone = np.flatnonzero(~np.isin(row_inputs, np.asarray(live, dtype=np.int64))).tolist()
-        if len(gone) == shard.rows:
+        if len(gone) == shard.rows or (purge and gone):
             dropped.append(entry.key)
             continue
         held.update(inputs[number] for number in live)

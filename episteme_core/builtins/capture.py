@@ -21,6 +21,12 @@ if TYPE_CHECKING:
     from episteme_core.kernel.context import Context
 
 
+def add_allow_forgotten(parser: argparse.ArgumentParser) -> None:
+    from episteme_core.builtins.ingest import add_allow_forgotten as add
+
+    add(parser)
+
+
 def _add_snapshots_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--snapshots", metavar="DIR", default=None,
                         help="keep the snapshots stage here instead of HOME/snapshots")
@@ -108,16 +114,24 @@ def _configure_snapshot(parser: argparse.ArgumentParser) -> None:
     add_fetch_options(parser)
     add_input_bounds(parser)
     _add_snapshots_option(parser)
+    add_allow_forgotten(parser)
+
+
+def known_components(ctx: Context) -> dict[str, list[str]]:
+    """The family and extractor names a manifest may give: those registered (builtins and plugins)."""
+    return {kind: sorted(component.name for component in ctx.plugins.all(kind))
+            for kind in ("family", "extractor")}
 
 
 def _run_snapshot(args: argparse.Namespace, ctx: Context) -> Outcome:
+    from episteme_core.builtins.ingest import allowing
     from episteme_core.capture.manifest import read_manifest
     from episteme_core.capture.run import snapshot_sources
 
     _apply_snapshots_option(args, ctx)
     entries = read_manifest(args.manifest, max_input_bytes=args.max_input_bytes,
-                            max_sources=args.max_sources)
-    with ctx.writing():
+                            max_sources=args.max_sources, known=known_components(ctx))
+    with ctx.writing(), allowing(args):
         report = snapshot_sources(ctx.home, entries, fetch_settings(args), fail_fast=args.fail_fast,
                                   progress=_progress(ctx), warn=ctx.warn, command=ctx.command)
     return Outcome(data=report.data(), text=report.text("Snapshot of"))
@@ -138,6 +152,7 @@ def _configure_manual(parser: argparse.ArgumentParser) -> None:
     add_rehash_option(parser)
     add_list_unchanged_option(parser)
     _add_snapshots_option(parser)
+    add_allow_forgotten(parser)
 
 
 def add_rehash_option(parser: argparse.ArgumentParser) -> None:
@@ -161,7 +176,9 @@ def _run_manual(args: argparse.Namespace, ctx: Context) -> Outcome:
     entries, stats = read_map_of(ctx.home, args.map, max_input_bytes=args.max_input_bytes,
                                  max_sources=args.max_sources, rehash=args.rehash)
     root = manual_root(args.map, args.root)
-    with ctx.writing():
+    from episteme_core.builtins.ingest import allowing
+
+    with ctx.writing(), allowing(args):
         report = manual_ingest(ctx.home, entries, root, max_bytes=args.max_bytes,
                                progress=_progress(ctx), warn=ctx.warn, command=ctx.command,
                                confine_absolute=args.root is not None, rehash=args.rehash, stats=stats,

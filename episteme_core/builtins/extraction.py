@@ -128,6 +128,8 @@ def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
     lines = [f"{r['outcome']:9} {r['status']:8} {r['source']} ({r['extractor']}/{r['family']}, "
              f"{r['sections']} sections, {r['blocks']} blocks)" for r in rows]
     lines.append(f"{counts['extracted']} extracted, {counts['reused']} reused, {counts['failed']} failed")
+    lines += [f"failed: {r['source']} ({', '.join(r['diagnostics'] or ()) or 'no diagnostic'})"
+              for r in rows if r["outcome"] == "failed"]
     return Outcome(data={"documents": rows, "counts": counts}, text="\n".join(lines))
 
 

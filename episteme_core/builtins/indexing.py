@@ -24,13 +24,14 @@ class Bm25Indexer:
     name = "bm25"
     help = "BM25 shards (bm25s lucene scores): one source per shard, frozen, memory-mapped"
 
-    def build(self, ctx: RunContext, *, reshard: bool = False, executor: Executor | None = None) -> Any:
+    def build(self, ctx: RunContext, *, reshard: bool = False, executor: Executor | None = None,
+              purge: bool = False) -> Any:
         from episteme_core.bm25.writer import index_home
 
         def progress(current: int, total: int, name: str) -> None:
             ctx.progress.update("index", current, total, "completed" if current == total else "started", name)
 
-        return index_home(ctx.home, reshard=reshard, progress=progress, executor=executor)
+        return index_home(ctx.home, reshard=reshard, progress=progress, executor=executor, purge=purge)
 
     def open(self, home: Home) -> SearchableShards:
         from episteme_core.bm25.shards import open_shards

@@ -43,6 +43,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
              "plugin sources such as repositories listed in config.json), then pack",
     )
     parser.add_argument("--reshard", action="store_true", help="rebuild every shard from the chunks")
+    add_allow_forgotten(parser)
     sub = parser.add_subparsers(dest="source", metavar="SOURCE", parser_class=ArgumentParser)
     for name, source in sorted(_ingest_sources().items()):
         child = sub.add_parser(
@@ -52,10 +53,31 @@ def _configure(parser: argparse.ArgumentParser) -> None:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         source.configure(child)  # type: ignore[attr-defined]
+        add_allow_forgotten(child, suppress=True)
         add_global_options(child, suppress=True)
 
 
+def add_allow_forgotten(parser: argparse.ArgumentParser, *, suppress: bool = False) -> None:
+    """``--allow-forgotten`` (every capturing command): capture again what ``forget`` removed."""
+    parser.add_argument("--allow-forgotten", action="store_true",
+                        default=argparse.SUPPRESS if suppress else False,
+                        help="capture again sources (and paragraphs) that episteme forget removed; without "
+                             "it they are refused (a paragraph is stored redacted)")
+
+
+def allowing(args: argparse.Namespace) -> Any:
+    """The block in which this command may capture what was forgotten (``--allow-forgotten``)."""
+    from episteme_core.stages.snapshots import allowing_forgotten
+
+    return allowing_forgotten(bool(getattr(args, "allow_forgotten", False)))
+
+
 def _run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    with allowing(args):
+        return _run_ingest(args, ctx)
+
+
+def _run_ingest(args: argparse.Namespace, ctx: Context) -> Outcome:
     name = getattr(args, "source", None)
     all_sources = bool(getattr(args, "all_sources", False))
     reshard = bool(getattr(args, "reshard", False))
@@ -120,6 +142,16 @@ def _run_all(ctx: Context, *, reshard: bool) -> Outcome:
             raise failures[0]
         packed = pack_stages(ctx, reshard=reshard)
     texts.append(packed["summary"])
+    if failures:  # the others ran and are packed; the exit status is the worst of the failed ones
+        worst = max(failures, key=lambda exc: exc.exit_status)
+        failed = [row["source"] for row in rows if row["status"] == "failed"]
+        listing = "; ".join(f"{row['source']} ({row['error']['code']}: {row['error']['message']})"
+                            for row in rows if row["status"] == "failed")
+        raise EpistemeError(
+            worst.code, f"ingest --all: {len(failed)} of {len(ran)} source(s) failed: {listing}",
+            details={"failed": failed, "sources": rows, "pack": packed},
+            hint="the other sources were ingested and packed; fix the failed ones and run it again",
+        )
     return Outcome(data={"sources": rows, "pack": packed}, text="\n".join(texts))
 
 

@@ -40,11 +40,11 @@ def _configure_verify(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_verify(args: argparse.Namespace, ctx: Context) -> Outcome:
-    from episteme_core.records.convert import unstructure
+    from episteme_core.records.convert import unstructure, words
     from episteme_core.store.verify import check_home
 
     report = check_home(ctx.home, ctx.warn)
-    checked = ", ".join(f"{n} {what}" for what, n in sorted(report.checked.items())) or "nothing"
+    checked = ", ".join(f"{n} {words(what)}" for what, n in sorted(report.checked.items())) or "nothing"
     return Outcome(
         data=unstructure(report),
         text=f"{report.home}: no problems ({checked} checked)",

@@ -40,8 +40,10 @@ class BooksSource:
     description = (
         "Ingest every .txt/.text/.md/.markdown file under each folder as a record\n"
         "book:<folder name>/<path without extension>. Paragraphs split at blank lines; Project\n"
-        "Gutenberg headers and licences go to the record's metadata; time = front-matter date,\n"
-        "else the file's modification time. Binary files and symbolic links are skipped."
+        "Gutenberg headers and licences go to the record's metadata. Time = the text's own date: a\n"
+        "sidecar BOOK.meta.json {\"date\": ...}, else front matter, else the Gutenberg header's original\n"
+        "publication year or release date, else none (never the file's modification time). Binary\n"
+        "files and symbolic links are skipped."
     )
 
     def configure(self, parser: argparse.ArgumentParser) -> None:

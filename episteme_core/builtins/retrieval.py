@@ -128,6 +128,11 @@ def _configure_diff(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", metavar="FILE", default=DEFAULT_DIFF_OUT,
                         help=f"write the diff artifact to FILE (default {DEFAULT_DIFF_OUT}, under the "
                              "current folder); '-' puts it in data.artifact (needs --json)")
+    from episteme_core.cli.parser import add_int_option
+    from episteme_core.stages.diff import DEFAULT_MAX_CHARS
+
+    add_int_option(parser, "--max-chars", default=DEFAULT_MAX_CHARS, low=1, high=100_000,
+                   help="most characters of each block's text before and after in the diff")
 
 
 def _run_diff(args: argparse.Namespace, ctx: Context) -> Outcome:
@@ -138,7 +143,7 @@ def _run_diff(args: argparse.Namespace, ctx: Context) -> Outcome:
     if args.out == "-" and not ctx.as_json:
         raise EpistemeError("INVALID_USAGE", "--out - needs --json (the artifact comes back in the envelope)")
     artifact = diff_homes(Path(args.from_home).expanduser().absolute(),
-                          Path(args.to_home).expanduser().absolute())
+                          Path(args.to_home).expanduser().absolute(), max_chars=args.max_chars)
     body = canonical_bytes(artifact)
     data: dict[str, Any] = {"fingerprint": artifact["fingerprint"], "summary": artifact["summary"],
                             "bytes": len(body), "outputPath": None}
@@ -156,6 +161,7 @@ def _run_diff(args: argparse.Namespace, ctx: Context) -> Outcome:
 
 def _configure_pipeline(parser: argparse.ArgumentParser) -> None:
     from episteme_core.builtins.capture import (
+        add_allow_forgotten,
         add_fetch_options,
         add_input_bounds,
         add_list_unchanged_option,
@@ -184,10 +190,12 @@ def _configure_pipeline(parser: argparse.ArgumentParser) -> None:
     add_list_unchanged_option(parser)
     add_executor_options(parser)
     add_indexer_option(parser)
+    add_allow_forgotten(parser)
 
 
 def _run_pipeline(args: argparse.Namespace, ctx: Context) -> Outcome:
     from episteme_core.builtins.capture import fetch_settings, manual_root
+    from episteme_core.builtins.ingest import allowing
     from episteme_core.cli.executor_options import executor_spec_of
     from episteme_core.pipeline import PipelineOptions, render, run_pipeline
 
@@ -202,7 +210,8 @@ def _run_pipeline(args: argparse.Namespace, ctx: Context) -> Outcome:
         options = PipelineOptions(map=args.map, root=manual_root(args.map, args.root),
                                   confine_absolute=args.root is not None, max_bytes=args.max_bytes,
                                   **common)
-    data = run_pipeline(ctx, options)
+    with allowing(args):
+        data = run_pipeline(ctx, options)
     return Outcome(data=data, text=render(data))
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -118,9 +119,17 @@ def _unique_url(
     return url, fragment
 
 
-def parse_manifest(data: bytes, *, source: str = "manifest", max_sources: int = 1000) -> list[ManifestEntry]:
-    """A strict manifest: http(s) URLs without duplicates after normalisation, known options only."""
+def parse_manifest(data: bytes, *, source: str = "manifest", max_sources: int = 1000,
+                   known: Mapping[str, Sequence[str]] | None = None) -> list[ManifestEntry]:
+    """A strict manifest: http(s) URLs without duplicates after normalisation, known options only.
+
+    ``known`` names the registered families and extractors (``{"family": [...], "extractor":
+    [...]}``): a manifest naming another is refused here, naming the entry and the known names, so a
+    bad value never reaches a commit (without it, the builtin extractors' names and any family name
+    of the right form pass)."""
     entries: list[ManifestEntry] = []
+    families = sorted(known["family"]) if known and "family" in known else None
+    extractors = sorted(known["extractor"]) if known and "extractor" in known else list(EXTRACTORS)
     seen: dict[str, int] = {}
     for index, item in enumerate(_load_array(data, source, max_sources)):
         _unknown_keys(source, index, item, MANIFEST_FIELDS)
@@ -128,12 +137,18 @@ def parse_manifest(data: bytes, *, source: str = "manifest", max_sources: int = 
         family = _string(source, index, item, "family", False)
         if family is not None and not FAMILY_PATTERN.match(family):
             raise _fail(source, index, "family", f"{family!r} is not a family name ([a-z0-9][a-z0-9._-]*)")
+        if family is not None and families is not None and family not in families:
+            raise _fail(source, index, "family", f"{family!r} is not a known family (known: "
+                        f"{', '.join(families)}; a plugin may add more: episteme plugins)",
+                        value=family, known=families)
         authority = _string(source, index, item, "authority", False)
         if authority is not None and authority not in AUTHORITIES:
             raise _fail(source, index, "authority", f"{authority!r} is not one of {', '.join(AUTHORITIES)}")
         extractor = _string(source, index, item, "extractor", False)
-        if extractor is not None and extractor not in EXTRACTORS:
-            raise _fail(source, index, "extractor", f"{extractor!r} is not one of {', '.join(EXTRACTORS)}")
+        if extractor is not None and extractor not in extractors:
+            raise _fail(source, index, "extractor", f"{extractor!r} is not a known extractor (known: "
+                        f"{', '.join(extractors)}; a plugin may add more: episteme plugins)",
+                        value=extractor, known=extractors)
         entries.append(ManifestEntry(index, url, fragment, family, authority, extractor))
     return entries
 
@@ -161,11 +176,13 @@ def parse_map(data: bytes, *, source: str = "map", max_sources: int = 1000) -> l
     return entries
 
 
-def read_manifest(path: str, *, max_input_bytes: int, max_sources: int) -> list[ManifestEntry]:
+def read_manifest(path: str, *, max_input_bytes: int, max_sources: int,
+                  known: Mapping[str, Sequence[str]] | None = None) -> list[ManifestEntry]:
     """Read (``-`` = stdin, bounded) and parse a manifest, naming it in every error."""
     from episteme_core.records.inputs import read_input
 
     name = "stdin" if path == "-" else path
-    return parse_manifest(read_input(path, max_input_bytes), source=name, max_sources=max_sources)
+    return parse_manifest(read_input(path, max_input_bytes), source=name, max_sources=max_sources,
+                          known=known)
 
 

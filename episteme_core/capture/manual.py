@@ -180,6 +180,15 @@ def manual_ingest(
         head = writer.catalog.fingerprint  # from the stage head alone
         for number, (entry, path, _size, info) in enumerate(checked, start=1):
             report("manual-ingest", number - 1, total, "started", entry.source_url)
+            refused = writer.refusal(entry.source_url)
+            if refused is not None:  # forgotten: never read, never stored
+                results.append(SourceResult(entry=entry.index, source=entry.source_url, status="failed",
+                                            code=refused.code, message=refused.message,
+                                            local_path=entry.local_path))
+                if warn is not None:
+                    warn("FORGOTTEN_REFUSED", refused.message, source=entry.source_url)
+                report("manual-ingest", number, total, "failed", f"{entry.source_url}: forgotten")
+                continue
             media, charset = content_type_for(entry)
             if not charset and not list_unchanged:
                 known = _still_latest(writer, stats, blob_root, entry, path, info, media, head)

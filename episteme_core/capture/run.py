@@ -174,7 +174,8 @@ def snapshot_sources(
                     entry=entry.index, source=entry.url, status="failed", code=error.code,
                     message=error.message, details=error.details,
                 )
-                writer.note_failure(entry.url, "http", error.code)
+                if not (error.details or {}).get("tombstone"):  # a refused forgotten URL is not logged
+                    writer.note_failure(entry.url, "http", error.code)
             results.append(result)
             report("snapshot", number, total, "failed" if result.status == "failed" else "completed",
                    f"{entry.url}: {result.status}")
@@ -195,6 +196,9 @@ def _snapshot_one(
     writer: SnapshotWriter, fetcher: Fetcher, entry: ManifestEntry,
     on_retry: Callable[[int, float, str], None],
 ) -> SourceResult:
+    refused = writer.refusal(entry.url)
+    if refused is not None:
+        raise refused  # before any fetch: a forgotten source is not downloaded again
     latest = writer.latest(entry.url)
     validators = latest if latest is not None and latest.capture_kind == "http" else None
     fetched = fetcher.fetch(

@@ -232,6 +232,9 @@ def _import_record(
         return None
     if content is None:
         return _too_large(number, url, max_bytes)
+    refused = writer.refusal(url)
+    if refused is not None:
+        return _refused(number, url, refused)
     media, charset = parse_content_type(record.http_headers.get_header("Content-Type"))
     identity = SnapshotIdentity(
         capture_kind="warc", source=url, final_url=url, content_type=media, charset=charset,
@@ -250,6 +253,12 @@ def _import_record(
         content_type=media, charset=charset, bytes=len(content),
         warnings=charset_warnings(media, charset, content),
     )
+
+
+def _refused(number: int, source: str, refused: EpistemeError) -> SourceResult:
+    """A record of a source ``forget`` removed: failed, with the refusal's message."""
+    return SourceResult(entry=number, source=source, status="failed", code=refused.code,
+                        message=refused.message, details=refused.details or {})
 
 
 def _too_large(number: int, source: str, max_bytes: int) -> SourceResult:
@@ -278,6 +287,9 @@ def _import_ours(
         byte_length=len(content),
         content_sha256=hashlib.sha256(content).hexdigest(),
     )
+    refused = writer.refusal(source)
+    if refused is not None:
+        return _refused(number, source, refused)
     claimed = headers.get_header(H_ID)
     if identity.snapshot_id != claimed:
         return SourceResult(

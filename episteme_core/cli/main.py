@@ -11,7 +11,8 @@ from types import FrameType
 from typing import Any, NoReturn
 
 from episteme_core import __version__
-from episteme_core.errors import Cancelled, EpistemeError
+from episteme_core.errors import Cancelled, EpistemeError, cancel_requested, clear_cancel, request_cancel
+from episteme_core.store.faults import signal_at
 
 PROG = "episteme"
 DESCRIPTION = (
@@ -93,23 +94,37 @@ def build_parser(commands: dict[str, Any], only: str | None = None) -> argparse.
 
 
 class _Signals:
-    """SIGTERM becomes ``Cancelled`` (exit 143) so locks are released and temp files removed."""
+    """SIGTERM becomes ``Cancelled`` (exit 143), SIGINT ``KeyboardInterrupt`` (130), so locks are
+    released and temp files removed. Once the outcome is being written (``quiet``), a signal is only
+    recorded: the command is done, and its one envelope is not cut short."""
 
     def __init__(self) -> None:
         self.received: str | None = None
+        self.quiet = False
 
     def install(self) -> None:
         signal.signal(signal.SIGTERM, self._handle)
         # SIGINT raises KeyboardInterrupt (exit 130) even when the process inherited it ignored,
         # as a job started with '&' from a script does: a writer must never ignore a cancellation.
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, self._interrupt)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         name = signal.Signals(signum).name
         if self.received:  # a second signal: leave now
             os._exit(143 if name == "SIGTERM" else 130)
         self.received = name
+        if self.quiet:
+            return
         raise Cancelled(name)
+
+    def _interrupt(self, signum: int, frame: FrameType | None) -> None:
+        if self.received:
+            os._exit(130)
+        self.received = "SIGINT"
+        request_cancel("SIGINT")
+        if self.quiet:
+            return
+        raise KeyboardInterrupt
 
 
 def _prescan(argv: Sequence[str]) -> tuple[bool, bool]:
@@ -117,33 +132,58 @@ def _prescan(argv: Sequence[str]) -> tuple[bool, bool]:
     return "--json" in head, "--debug" in head
 
 
-def run(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI and return the exit status (``main`` exits with it)."""
-    from episteme_core.cli.progress import Progress
+def _swallowed() -> None:
+    """A signal asked the command to stop, and some code turned its exception into another or into
+    nothing (a library that catches ``Exception``): the command is cancelled all the same."""
+    name = cancel_requested()
+    if name is not None:
+        raise Cancelled(name)
 
-    argv = list(sys.argv[1:] if argv is None else argv)
-    as_json, debug = _prescan(argv)
-    if argv in (["--version"], ["--version", "--json"], ["--json", "--version"]):
-        # The fast path: no plugins to load for the version.
-        data = {"name": PROG, "version": __version__}
-        return _emit_success(as_json, None, data, f"{PROG} {__version__}\n", [])
+
+def run(argv: Sequence[str] | None = None, *, pending: Sequence[str] = ()) -> int:
+    """Run the CLI and return the exit status (``main`` exits with it).
+
+    The signal handlers are installed first, so a SIGTERM or SIGINT at any later moment (loading
+    plugins, parsing, running) ends the command with ``CANCELLED`` (143 or 130), never as a plugin's
+    failure, a usage error or success; ``pending`` holds a signal the launcher (``__main__``) noted
+    before, which cancels at once."""
+    clear_cancel()
     signals = _Signals()
-    signals.install()
+    as_json = debug = False
     command_name: str | None = None
     warnings: list[dict[str, Any]] = []
-    progress: Progress | None = None
+    progress: Any = None
     try:
         try:
+            signals.install()
+            argv = list(sys.argv[1:] if argv is None else argv)
+            as_json, debug = _prescan(argv)
+            if pending:
+                signals.received = pending[0]
+                raise Cancelled(pending[0])
+            signal_at("start")
+            from episteme_core.cli.progress import Progress
+
+            if argv in (["--version"], ["--version", "--json"], ["--json", "--version"]):
+                # The fast path: no plugins to load for the version.
+                data = {"name": PROG, "version": __version__}
+                return _emit_success(as_json, None, data, f"{PROG} {__version__}\n", [], signals)
             from episteme_core.kernel.loader import get_plugins
 
             plugins = get_plugins()
+            _swallowed()
             commands = {name: c.obj for name, c in plugins.components.get("command", {}).items()}
             parser = build_parser(commands, only=selected_command(argv, commands))
-            args = parser.parse_args(argv)
+            try:
+                args = parser.parse_args(argv)
+            except (EpistemeError, SystemExit):
+                _swallowed()  # a usage error or --help cut short by a signal is the signal's
+                raise
+            signal_at("parsed")
             as_json, debug = args.json, args.debug
             if args.version:
                 text = f"{PROG} {__version__}\n"
-                return _emit_success(as_json, None, {"name": PROG, "version": __version__}, text, [])
+                return _emit_success(as_json, None, {"name": PROG, "version": __version__}, text, [], signals)
             if not args.command:
                 raise EpistemeError(
                     "INVALID_USAGE", "no command given", hint=f"Run '{PROG} --help'."
@@ -163,30 +203,54 @@ def run(argv: Sequence[str] | None = None) -> int:
                 debug=debug,
                 warnings=warnings,
             )
+            signal_at("command")
             outcome = commands[command_name].run(args, ctx)
+            _swallowed()
             if progress is not None:
                 progress.close()
-            return _emit_success(as_json, command_name, outcome.data, outcome.text, warnings)
+            return _emit_success(as_json, command_name, outcome.data, outcome.text, warnings, signals)
         except KeyboardInterrupt as exc:
             raise Cancelled("SIGINT") from exc
     except SystemExit as exc:  # --help
         return exc.code if isinstance(exc.code, int) else 0
+    except BrokenPipeError:
+        return _reader_left()
     except EpistemeError as known:
-        return _emit_failure(as_json, debug, command_name, known, warnings, progress)
+        if cancel_requested() is not None and known.code != "CANCELLED":
+            known = Cancelled(str(cancel_requested()))
+        return _emit_failure(as_json, debug, command_name, known, warnings, progress, signals)
     except KeyboardInterrupt:
-        return _emit_failure(as_json, debug, command_name, Cancelled("SIGINT"), warnings, progress)
+        return _emit_failure(as_json, debug, command_name, Cancelled("SIGINT"), warnings, progress, signals)
     except Exception as exc:
-        error = EpistemeError("INTERNAL_ERROR", f"{type(exc).__name__}: {exc}")
+        name = cancel_requested()
+        error = Cancelled(name) if name is not None else EpistemeError(
+            "INTERNAL_ERROR", f"{type(exc).__name__}: {exc}")
         error.__cause__ = exc
-        return _emit_failure(as_json, debug, command_name, error, warnings, progress)
+        return _emit_failure(as_json, debug, command_name, error, warnings, progress, signals)
+
+
+def _reader_left() -> int:
+    """stdout's reader closed the pipe (``episteme query ... | head -1``): end quietly with 0, as
+    command-line tools do for a reader that has read all it wanted; nothing goes to stderr, and the
+    interpreter's last flush of stdout finds somewhere to go."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def _emit_success(
     as_json: bool, command: str | None, data: dict[str, Any], text: str,
-    warnings: list[dict[str, Any]],
+    warnings: list[dict[str, Any]], signals: _Signals | None = None,
 ) -> int:
     from episteme_core.cli import envelope
 
+    _swallowed()  # the last moment a signal cancels the command: after it, the outcome is written
+    if signals is not None:
+        signals.quiet = True
     if as_json:
         sys.stdout.write(envelope.dumps(envelope.success(command, data, warnings)) + "\n")
     else:
@@ -200,10 +264,12 @@ def _emit_success(
 
 def _emit_failure(
     as_json: bool, debug: bool, command: str | None, error: EpistemeError,
-    warnings: list[dict[str, Any]], progress: Any,
+    warnings: list[dict[str, Any]], progress: Any, signals: _Signals | None = None,
 ) -> int:
     from episteme_core.cli import envelope
 
+    if signals is not None:
+        signals.quiet = True  # the one envelope is written whole
     if progress is not None:
         try:
             progress.update(command or "episteme", 0, None, "failed", error.message)
@@ -221,8 +287,8 @@ def _emit_failure(
     return error.exit_status
 
 
-def main() -> NoReturn:
-    sys.exit(run())
+def main(pending: Sequence[str] = ()) -> NoReturn:
+    sys.exit(run(pending=pending))
 
 
 if __name__ == "__main__":

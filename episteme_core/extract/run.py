@@ -94,21 +94,73 @@ class Planned:
     family: Any
     fragment: str | None
     authority: str | None
+    unresolved: tuple[str, str] | None = None  # (code, message): no extractor or family can take it
 
 
 def plan_source(catalog: Any, plugins: Any, source: str, *, extractor: str | None = None,
                 warn: Warn | None = None) -> Planned:
     """Resolve one source's latest snapshot, extractor and family (before any work is done).
 
-    ``extractor`` (``--extractor``) is used for a source whose manifest names none.
-    """
+    ``extractor`` (``--extractor``) is used for a source whose manifest names none. A family or an
+    extractor its options name that is not registered (a snapshot an older episteme committed
+    without checking them) leaves the source ``unresolved``: it gets a failed document, and every
+    other source extracts."""
     record = catalog.latest(source)
     options = catalog.options(source)
     url = record.final_url or record.source
-    family = choose_family(plugins, options.get("family"), url, warn)
-    wanted = options.get("extractor") or extractor
-    chosen = plugins.get("extractor", wanted) if wanted else None
-    return Planned(source, record, chosen, family, options.get("fragment"), options.get("authority"))
+    unresolved: tuple[str, str] | None = None
+    try:
+        family = choose_family(plugins, options.get("family"), url, warn)
+    except EpistemeError as exc:
+        family = plugins.get("family", GENERIC)
+        unresolved = ("FAMILY_UNKNOWN", f"{source}: the family its manifest named: {exc.message}")
+    chosen = None
+    if options.get("extractor"):
+        try:
+            chosen = plugins.get("extractor", options["extractor"])
+        except EpistemeError as exc:
+            unresolved = unresolved or ("EXTRACTOR_UNKNOWN",
+                                        f"{source}: the extractor its manifest named: {exc.message}")
+    elif extractor:
+        chosen = plugins.get("extractor", extractor)  # --extractor: a mistake of the whole run
+    return Planned(source, record, chosen, family, options.get("fragment"), options.get("authority"),
+                   unresolved)
+
+
+UNRESOLVED = "unresolved"  # the extractor a failed document of an unresolved source names
+
+
+def unresolved_document(item: Planned) -> Document:
+    """The failed document of a source no extractor or family can take: its diagnostic says why
+    and what to do (register the plugin, or capture it again with a manifest naming a known one)."""
+    from episteme_core.extract.builder import DocumentBuilder
+
+    assert item.unresolved is not None
+    code, message = item.unresolved
+    request = ExtractRequest(record=item.record, content=b"", family=item.family, fragment=item.fragment,
+                             authority=item.authority, options={})
+    builder = DocumentBuilder(request, extractor=UNRESOLVED, extractor_version="1")
+    builder.fail(code, message, detail="install the plugin that registers it (episteme plugins lists "
+                 "what is registered), or snapshot the source again with a manifest that names a known one")
+    return builder.build()
+
+
+def _unresolved_task(home: Home, item: Planned, options: dict[str, Any]) -> Extracted:
+    """The failed document of an unresolved source, written as any extracted document is."""
+    from episteme_core import __version__
+    from episteme_core.records.canonical import fingerprint
+    from episteme_core.stages.documents import documents_stage
+
+    assert item.unresolved is not None
+    document = unresolved_document(item)
+    key = {"snapshotId": item.record.id, "producerVersion": __version__,
+           "configurationSha256": fingerprint({"unresolved": list(item.unresolved), "options": options})}
+    data = document.to_bytes()
+    stage = documents_stage(home)
+    digest = sha256_hex(data)
+    created = not (stage.dir / f"objects/{digest[:2]}/{digest}.json").exists()
+    entry = stage.put_bytes(document.source, data, suffix=".json")
+    return Extracted(entry, {**key, **summary(document)}, attrs.evolve(document, sections=[]), created)
 
 
 def signature(plugins: Any, extractor: str | None, options: dict[str, Any]) -> str:
@@ -229,6 +281,7 @@ def extract_sources(
     executor: Executor | None = None,
     catalog: SnapshotCatalog | None = None,
     report_rows: bool = True,
+    drop: Sequence[str] = (),
 ) -> ExtractReport:
     """Extract what changed and commit; call under the writer lock.
 
@@ -246,6 +299,7 @@ def extract_sources(
     the snapshot's bytes, runs the extractor and writes the document object; the commit is made
     here. ``catalog`` is the committed snapshots stage when the caller has just read it;
     ``report_rows=False`` leaves the report's rows out (a caller that wants only the documents).
+    ``drop`` (with ``sources``: ``forget``) names documents the same commit removes.
     Memory: only each document's summary comes back (no sections); read the committed ones
     with ``documents.read_documents``.
     """
@@ -310,6 +364,8 @@ def extract_sources(
     rows_at: dict[int, dict[str, Any]] = {}
     kept: list[tuple[Any, dict[str, Any]]] = []
     tasks: list[ExtractTask] = []
+    fresh_failed: list[Document] = []  # the failed documents of sources nothing can take
+    unresolved_created: list[Any] = []
     done = 0
     for number, source in enumerate(targets):
         old, entry = records.get(source), entries.get(source)
@@ -324,6 +380,19 @@ def extract_sources(
                 progress(done, len(targets), source)
             continue
         item = plan_source(catalog, plugins, source, extractor=extractor, warn=tie_warn)
+        if item.unresolved is not None:
+            failed = _unresolved_task(home, item, options)
+            if failed.created:
+                unresolved_created.append(stage.dir / failed.entry.path)
+            kept.append((failed.entry, {**failed.record, "sourceOptions": state.options}))
+            fresh_failed.append(failed.document)
+            rows_at[number] = {**_row(failed.record), "outcome": "failed"}
+            done += 1
+            if warn is not None:
+                warn("EXTRACTION_FAILED", item.unresolved[1], source=source, diagnostic=item.unresolved[0])
+            if progress:
+                progress(done, len(targets), source)
+            continue
         chosen = item.extractor or _extractor_by_type(plugins, item.record, tie_warn)
         if chosen is None:
             chosen = choose_extractor(plugins, None, item.record, catalog.content(item.record), tie_warn)
@@ -349,12 +418,19 @@ def extract_sources(
         if progress:
             progress(done, len(targets), task.item.source)
 
-    _run_tasks(home, stage, executor, options, tasks, extracted)
+    try:
+        _run_tasks(home, stage, executor, options, tasks, extracted)
+    except BaseException:
+        for path in unresolved_created:
+            path.unlink(missing_ok=True)
+        raise
+    fresh = fresh_failed + fresh
     rows = [rows_at[number] for number in range(len(targets))]
     if rows or not sources:
         run = {"signature": sig, "snapshots": latest, **_settled_record(kept)} if not sources else (
             {"signature": sig, "snapshots": None} if same else None)
-        index = commit_documents(home, [], kept, replace=not sources, meta={RUN_META: run} if run else None)
+        index = commit_documents(home, [], kept, replace=not sources, meta={RUN_META: run} if run else None,
+                                 drop=drop)
         if not sources:
             note_full_run(home, index.fingerprint, catalog)
     return ExtractReport(rows=rows if report_rows else [], documents=fresh, sources=len(targets))
@@ -430,10 +506,18 @@ def _extract_changed(home: Home, plugins: Any, catalog: SnapshotCatalog, stage: 
             work.append(source)
     kept: list[tuple[Any, dict[str, Any]]] = []
     tasks: list[ExtractTask] = []
+    unresolved_fresh: list[Document] = []
     for number, source in enumerate(work):
         old, entry = records.get(source), entries.get(source)
         state = catalog.state(source)  # its history checked against the stage's entries
         item = plan_source(catalog, plugins, source, extractor=extractor, warn=warn)
+        if item.unresolved is not None:
+            failed = _unresolved_task(home, item, options)
+            kept.append((failed.entry, {**failed.record, "sourceOptions": state.options}))
+            unresolved_fresh.append(failed.document)
+            if warn is not None:
+                warn("EXTRACTION_FAILED", item.unresolved[1], source=source, diagnostic=item.unresolved[0])
+            continue
         chosen = item.extractor or _extractor_by_type(plugins, item.record, warn)
         if chosen is None:
             chosen = choose_extractor(plugins, None, item.record, catalog.content(item.record), warn)
@@ -452,6 +536,7 @@ def _extract_changed(home: Home, plugins: Any, catalog: SnapshotCatalog, stage: 
             progress(len(fresh), len(tasks), task.item.source)
 
     _run_tasks(home, stage, executor, options, tasks, extracted)
+    fresh = unresolved_fresh + fresh
     old_paths = {entries[source].path for source in work if source in entries}
     new_paths = {entry.path for entry, _ in kept}
     for source in work:

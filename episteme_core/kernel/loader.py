@@ -20,8 +20,9 @@ from typing import Any
 import pluggy
 
 from episteme_core import __version__, hookspecs
-from episteme_core.errors import Cancelled
+from episteme_core.errors import Cancelled, cancel_requested
 from episteme_core.kernel.registry import Component, PluginInfo, Plugins, Refusal
+from episteme_core.store.faults import signal_at
 
 ENTRY_POINT_GROUP = "episteme"
 
@@ -60,6 +61,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "episteme_core.builtins.indexing",
     "episteme_core.builtins.retrieval",
     "episteme_core.builtins.serve",
+    "episteme_core.builtins.forgetting",
 )
 
 
@@ -74,12 +76,23 @@ def _register_builtins(pm: pluggy.PluginManager, plugins: Plugins) -> None:
         )
         plugins.infos[module_name] = info
         try:
+            signal_at(f"plugin:{module_name}")
             module = importlib.import_module(module_name)
             pm.register(module, name=module_name)
         except Cancelled:
             raise  # a signal while loading is the command's cancellation, never the plugin's failure
         except Exception as exc:  # a broken builtin is reported like any plugin
+            _cancelled_meanwhile(exc)
             info.error = f"{type(exc).__name__}: {exc}"
+
+
+def _cancelled_meanwhile(exc: BaseException) -> None:
+    """Raise ``Cancelled`` when a signal asked the command to stop while a plugin loaded: code that
+    turns exceptions into others (an import that catches ``Exception``) must never make the
+    cancellation look like the plugin's failure."""
+    signal_name = cancel_requested()
+    if signal_name is not None:
+        raise Cancelled(signal_name) from exc
 
 
 def _register_entry_points(pm: pluggy.PluginManager, plugins: Plugins) -> None:
@@ -95,16 +108,19 @@ def _register_entry_points(pm: pluggy.PluginManager, plugins: Plugins) -> None:
         info = PluginInfo(name=ep.name, version=ep.dist_version, module=ep.value, builtin=False)
         plugins.infos[ep.name] = info
         try:
+            signal_at(f"plugin:{ep.name}")
             module: ModuleType = ep.load()
             pm.register(module, name=ep.name)
         except Cancelled:
             raise
         except Exception as exc:
+            _cancelled_meanwhile(exc)
             info.error = f"{type(exc).__name__}: {exc}"
 
 
 def _collect(pm: pluggy.PluginManager, plugins: Plugins) -> None:
     for hook_name, (default_kind, kinds) in HOOK_KINDS.items():
+        signal_at(f"hook:{hook_name}")
         caller = getattr(pm.hook, hook_name)
         # pluggy calls implementations last-registered first; keep that order.
         for impl in reversed(caller.get_hookimpls()):
@@ -117,6 +133,7 @@ def _collect(pm: pluggy.PluginManager, plugins: Plugins) -> None:
             except Cancelled:
                 raise  # a signal while loading is the command's cancellation, never the plugin's failure
             except Exception as exc:
+                _cancelled_meanwhile(exc)
                 info.error = f"{hook_name} raised {type(exc).__name__}: {exc}"
                 _refuse_whole(plugins, info)
 
@@ -218,6 +235,7 @@ def load_plugins() -> Plugins:
     for info in plugins.infos.values():
         for names in info.components.values():
             names.sort()
+    signal_at("plugins-loaded")
     return plugins
 
 

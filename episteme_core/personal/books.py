@@ -19,7 +19,6 @@ from episteme_core.personal.model import (
     Record,
     build_record,
     check_record_id,
-    from_timestamp,
     parse_time,
 )
 from episteme_core.personal.plaintext import (
@@ -52,8 +51,7 @@ _HEADER_FIELDS = {
     "title": re.compile(r"^Title:\s*(.+)$", re.MULTILINE),
     "author": re.compile(r"^Author:\s*(.+)$", re.MULTILINE),
     "language": re.compile(r"^Language:\s*(.+)$", re.MULTILINE),
-    "releaseDate": re.compile(r"^Release [Dd]ate:\s*(.+?)(?:\s*\[e-?book #\d+\])?\s*$", re.MULTILINE | re.I),
-}
+}  # the release date and original publication: ``bookdates.header_values`` (one pass, no regex)
 _EBOOK_NUMBER = re.compile(r"\[e-?book #(\d+)\]", re.IGNORECASE)
 _HEADING = re.compile(r"^#{1,6}\s+\S")
 
@@ -117,6 +115,9 @@ def split_gutenberg(text: str) -> tuple[str, int, dict[str, Any] | None]:
         found = pattern.search(header)
         if found:
             meta[key] = found.group(1).strip()
+    from episteme_core.personal.bookdates import header_values
+
+    meta.update(header_values(header))
     number = _EBOOK_NUMBER.search(header)
     if number:
         meta["ebook"] = int(number.group(1))
@@ -162,15 +163,10 @@ def read_book(
         metadata["gutenberg"] = gutenberg
         body = gutenberg_body
         first_line += body_line - 1
-    time = None
-    if front.get("date"):
-        time = parse_time(front["date"])
-        metadata["timeFrom"] = "frontMatter" if time else "mtime"
-        if time is None:
-            metadata["badDate"] = front["date"]
-    if time is None:
-        time = from_timestamp(info.st_mtime)
-        metadata["timeFrom"] = "mtime"
+    dated = book_date(path, front, gutenberg, metadata)
+    time = dated.time if dated is not None else None
+    if dated is not None:
+        metadata.update(dated.metadata())
     pieces = split_paragraphs(body, first_line=first_line, markdown=markdown)
     if not pieces:
         raise Skipped("empty", f"{shown}: no paragraphs, skipped")
@@ -184,6 +180,66 @@ def read_book(
         id=f"book:{corpus}/{book}", source=SOURCE, time=time, paragraphs=paragraphs, title=title,
         metadata=metadata,
     )
+
+
+SIDECAR_SUFFIX = ".meta.json"
+SIDECAR_MAX_BYTES = 64 * 1024
+
+
+def sidecar_of(path: Path) -> Path:
+    """Where a book's sidecar lies: ``BOOK.meta.json`` beside ``BOOK.txt`` (or ``.md``)."""
+    return path.with_name(path.stem + SIDECAR_SUFFIX)
+
+
+def book_date(path: Path, front: dict[str, str], gutenberg: dict[str, Any] | None,
+              metadata: dict[str, Any]) -> Any:
+    """The time of a book's text, where something tells it: its sidecar's ``date``, else its front
+    matter's, else its Project Gutenberg header's (original publication year, else release date);
+    else None. Never the file's modification time (a clone or a copy sets it to the checkout's
+    minute). A date that cannot be read is noted in ``metadata`` (``badDate``) and passed over."""
+    from episteme_core.personal.bookdates import BookDate, as_time, gutenberg_date, parse_date, sidecar_date
+
+    side = _read_sidecar(sidecar_of(path), metadata)
+    if side is not None:
+        found = sidecar_date(side)
+        if found is not None:
+            return found
+        metadata["badDate"] = str(side)[:200]
+    if front.get("date"):
+        exact = parse_time(front["date"])
+        if exact is not None:
+            return BookDate(exact, "day" if len(front["date"].strip().strip("'\"")) == 10 else "time",
+                            "frontMatter")
+        parts = parse_date(front["date"])
+        if parts is not None:
+            return BookDate(*as_time(parts), "frontMatter")
+        metadata["badDate"] = front["date"][:200]
+    if gutenberg is not None:
+        return gutenberg_date(str(gutenberg.get("header") or ""))
+    return None
+
+
+def _read_sidecar(path: Path, metadata: dict[str, Any]) -> Any:
+    """The ``date`` of a book's sidecar when there is one (None when absent or unreadable: noted)."""
+    from episteme_core.records.canonical import loads_strict
+
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > SIDECAR_MAX_BYTES:
+        metadata["badSidecar"] = "not a regular file of at most 64 KiB"
+        return None
+    try:
+        value = loads_strict(path.read_bytes(), source=str(path))
+    except (OSError, EpistemeError) as exc:
+        metadata["badSidecar"] = getattr(exc, "message", None) or str(exc)
+        return None
+    if not isinstance(value, dict) or "date" not in value:
+        metadata["badSidecar"] = 'not a JSON object with a "date"'
+        return None
+    metadata["sidecar"] = path.name
+    return value["date"]
 
 
 def _title(
@@ -263,8 +319,11 @@ def scan_books(
                 warn("BOOK_NAME_NOT_UTF8", f"{where}: the file name is not UTF-8; read as {record_id} "
                      "(bytes that are not UTF-8 are written %XX in the id)")
             if "badDate" in record.metadata:
-                warn("BAD_DATE", f"{where}: front-matter date {record.metadata['badDate']!r} is not a "
-                     "date; used the file's modification time")
+                warn("BAD_DATE", f"{where}: the date {record.metadata['badDate']!r} is not a date; the "
+                     "book has no time (never the file's modification time)")
+            if "badSidecar" in record.metadata:
+                warn("BAD_SIDECAR", f"{where}: its {SIDECAR_SUFFIX} sidecar is not read: "
+                     f"{record.metadata['badSidecar']}")
             scan.records.append(record)
     return scan
 
@@ -286,6 +345,8 @@ def _walk(directory: Path, scan: BooksScan, warn: Warn) -> list[Path]:
             if name.startswith("."):
                 continue
             path = Path(root) / name
+            if name.lower().endswith(SIDECAR_SUFFIX):
+                continue  # a book's sidecar, read with its book
             if path.suffix.lower() not in TEXT_SUFFIXES + MARKDOWN_SUFFIXES:
                 scan.skip("notText")
                 continue

@@ -398,7 +398,9 @@ def scan_projects(
             scan.add_skips(skipped)
             bad = {k: skipped[k] for k in BAD_LINE_REASONS if skipped.get(k)}
             if bad:
-                listing = ", ".join(f"{n} {reason}" for reason, n in sorted(bad.items()))
+                from episteme_core.records.convert import words  # people read words (loneSurrogate)
+
+                listing = ", ".join(f"{n} {words(reason)}" for reason, n in sorted(bad.items()))
                 warn("LINES_SKIPPED", f"{where}: skipped {listing} line(s)")
             if not name_is_utf8(str(session_file.relative_to(projects))):
                 scan.names_not_utf8 += 1

@@ -89,7 +89,11 @@ class RecordExtractor:
             builder.attributes["language"] = language
         builder.open_section(builder.title, 1)
         kinds = declared_block_kinds()
+        from episteme_core.personal.model import FORGOTTEN_KIND
+
         for paragraph in record.paragraphs:
+            if paragraph.kind == FORGOTTEN_KIND:
+                continue  # ``forget`` took its text: nothing of it is evidence
             attributes = {**paragraph.attributes, "n": paragraph.n, "paragraphKind": paragraph.kind}
             if paragraph.marked:
                 attributes["marked"] = True

@@ -43,7 +43,7 @@ def run_ingest(
         ctx.progress.update(source, 0, None, "started", "reading")
         collected = collect()
         ctx.progress.update(source, len(collected.records), None, "started", "storing")
-        report = save_records(home, ctx.command, collected.records, merge=merge)
+        report = save_records(home, ctx.command, collected.records, merge=merge, warn=ctx.warn)
         ctx.progress.update(source, len(collected.records), len(collected.records), "completed", "stored")
         data: dict[str, Any] = {
             "source": source,
@@ -67,13 +67,43 @@ def describe(data: dict[str, Any]) -> str:
     )
     if data.get("appendedParagraphs"):
         text += f", {data['appendedParagraphs']} paragraph(s) appended"
+    if data.get("forgotten"):
+        text += f", {data['forgotten']} forgotten record(s) refused (--allow-forgotten captures them)"
+    if data.get("redactedParagraphs"):
+        text += f", {data['redactedParagraphs']} forgotten paragraph(s) kept redacted"
     skipped = data.get("skipped") or {}
     if skipped:
-        text += "; skipped " + ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items()))
+        text += "; skipped " + ", ".join(f"{n} {reason_words(reason)}"
+                                         for reason, n in sorted(skipped.items()))
     pack = data.get("pack")
     if isinstance(pack, dict) and pack.get("summary"):
         text += f"\n{pack['summary']}"
     return text
+
+
+# What a skip count's key means, for people (the JSON keeps the key).
+REASONS = {
+    "emptyText": "empty message",
+    "loneSurrogate": "line with a cut character",
+    "notText": "not text",
+    "notRegular": "not a regular file",
+    "badName": "bad name",
+    "tooLarge": "too large",
+    "untyped": "line without a type",
+}
+
+
+def reason_words(reason: str) -> str:
+    """A skip reason as words: a known key's meaning, a line type's name with its last part apart
+    (``file-history-snapshot`` -> ``file-history snapshot``), else camelCase split into words."""
+    from episteme_core.records.convert import words
+
+    if reason in REASONS:
+        return REASONS[reason]
+    if "-" in reason:
+        head, _, tail = reason.rpartition("-")
+        return f"{head} {tail}"
+    return words(reason)
 
 
 # the builtin sources ------------------------------------------------------------------------

@@ -47,6 +47,9 @@ def list_sources(home: Home, warn: Callable[..., None] | None = None) -> dict[st
             first, last = summary["firstTime"], summary["lastTime"]
         else:
             first = last = latest.observed_at
+        if first is None or last is None:
+            row["undated"] += 1  # a record whose text tells no time: no part of any span
+            continue
         span = row["timeSpan"]
         if span is None:
             row["timeSpan"] = {"from": first, "to": last}
@@ -84,6 +87,7 @@ def _empty_row(kind: str) -> dict[str, Any]:
         "markedParagraphs": None,
         "bytes": 0,
         "timeSpan": None,
+        "undated": 0,
         "shards": 0,
         "shardBytes": 0,
         "shardStatus": "missing",
@@ -110,6 +114,8 @@ def render_sources(data: dict[str, Any]) -> str:
     for row in data["sources"]:
         span = row["timeSpan"]
         when = f"{span['from'][:10]}..{span['to'][:10]}" if span else "-"
+        if row.get("undated"):
+            when += f" ({row['undated']} undated)"
         paragraphs = "-" if row["paragraphs"] is None else str(row["paragraphs"])
         lines.append(
             f"{row['source']:<8} {row['records']:>6} records {paragraphs:>8} paragraphs "
@@ -200,6 +206,14 @@ def show(
             "contentTrust": CONTENT_TRUST,
         }
     paragraph = record.paragraph(n)
+    from episteme_core.personal.model import FORGOTTEN_KIND
+
+    if paragraph.kind == FORGOTTEN_KIND:
+        raise EpistemeError(
+            "INVALID_INPUT",
+            f"paragraph {n} of {record.id} was forgotten (episteme forget): its text is gone",
+            details={"id": record.id, "n": n},
+        )
     return {
         "id": f"{record.id}#{n}",
         "paragraph": _paragraph_json(paragraph),
@@ -231,11 +245,13 @@ def render_show(data: dict[str, Any]) -> str:
     if "paragraph" in data:
         paragraph = data["paragraph"]
         return (
-            f"{paragraph['text']}\n\n-- {citation['cite']} ({citation['time']}, {paragraph['kind']}, "
+            f"{paragraph['text']}\n\n-- {citation['cite']} ({citation['time'] or 'undated'}, "
+            f"{paragraph['kind']}, "
             f"snapshot {snapshot})"
         )
     record = data["record"]
-    head = f"{record['id']}: {record.get('title') or ''} ({record['time']}, {len(record['paragraphs'])} "
+    head = (f"{record['id']}: {record.get('title') or ''} ({record['time'] or 'undated'}, "
+            f"{len(record['paragraphs'])} ")
     head += f"paragraphs, snapshot {snapshot})"
     parts = [head]
     for paragraph in record["paragraphs"]:

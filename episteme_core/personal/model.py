@@ -14,6 +14,7 @@ from episteme_core.records.trust import CONTENT_TRUST, MARKED_KINDS
 
 RECORD_SCHEMA_VERSION = "1"
 MAX_ID_CHARS = 1024
+FORGOTTEN_KIND = "forgotten"  # a paragraph ``forget`` redacted: its text is gone, its number stays
 
 # a lone surrogate (U+D800-U+DFFF) cannot be stored: no UTF-8 holds it
 _ID_FORBIDDEN = re.compile("[\\s#\\x00-\\x1f\\x7f\\\\\ud800-\udfff]")
@@ -37,11 +38,14 @@ class Paragraph:
 
 @attrs.frozen
 class Record:
-    """A book, a chat session, a commit or the intent file, as stored in a snapshot."""
+    """A book, a chat session, a commit or the intent file, as stored in a snapshot.
+
+    ``time`` is the time of the text where one is known (a message's, a commit's, a book's release
+    date); None when nothing tells it: never a file's modification time or the capture's."""
 
     id: str
     source: str
-    time: str
+    time: str | None
     paragraphs: list[Paragraph]
     title: str | None = None
     metadata: dict[str, Any] = attrs.field(factory=dict)
@@ -79,7 +83,7 @@ def build_record(
     *,
     id: str,
     source: str,
-    time: str,
+    time: str | None,
     paragraphs: list[Paragraph],
     title: str | None = None,
     metadata: dict[str, Any] | None = None,
@@ -196,8 +200,35 @@ def merge_grown(old: Record | None, new: Record) -> Record:
     return Record(
         id=new.id,
         source=new.source,
-        time=min(times) if times else new.time,
+        time=min(times) if times else None,
         paragraphs=paragraphs,
         title=old.title or new.title,
         metadata=new.metadata,
     )
+
+
+def redacted(paragraph: Paragraph) -> Paragraph:
+    """``paragraph`` as ``forget`` leaves it: no text, kind ``forgotten``, its number and time kept
+    (and its ``key``, so a transcript that grows does not bring it back)."""
+    key = paragraph.attributes.get("key")
+    return Paragraph(n=paragraph.n, text="", time=paragraph.time, kind=FORGOTTEN_KIND,
+                     attributes={"key": key} if key is not None else {})
+
+
+def redact_record(record: Record, text_sha256s: set[str]) -> Record:
+    """``record`` with every paragraph whose text hashes to one of ``text_sha256s`` redacted (and a
+    title taken from such a paragraph dropped); the record itself when none does."""
+    import hashlib
+
+    def forgotten(text: str) -> bool:
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() in text_sha256s
+
+    hits = [p for p in record.paragraphs if p.kind != FORGOTTEN_KIND and forgotten(p.text)]
+    if not hits:
+        return record
+    title = record.title
+    if title and any(title.strip() and title.strip() in p.text for p in hits):
+        title = None
+    paragraphs = [redacted(p) if p.kind != FORGOTTEN_KIND and forgotten(p.text) else p
+                  for p in record.paragraphs]
+    return attrs.evolve(record, paragraphs=paragraphs, title=title)

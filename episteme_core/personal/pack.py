@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from episteme_core.kernel.context import RunContext
     from episteme_core.store.home import Home
 
-def _chunk_options(home: Home) -> tuple[int, int]:
+def chunk_options(home: Home) -> tuple[int, int]:
     """The options the chunks were last cut with (so a pack never re-cuts everything), else defaults."""
     from episteme_core.kernel.defaults import DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS
     from episteme_core.stages.chunks import chunks_stage
@@ -51,14 +51,16 @@ def pack_stages(ctx: RunContext, *, reshard: bool = False) -> dict[str, Any]:
 
         # extraction reuses every document whose snapshot and configuration did not change
         documents = extract_documents(home, ctx.plugins, None, None, extracted, warn=ctx.warn)
-        report["extracted"] = len(documents)
+        failed = [document.source for document in documents if document.status == "failed"]
+        report["extracted"] = len(documents) - len(failed)
+        report["failed"] = failed
         for document in documents:
             for warning in document.warnings:
                 ctx.warn("EXTRACTION_WARNING", f"{document.source}: {warning}", source=document.source)
         step = "chunk"
         from episteme_core.chunking.run import chunk_home
 
-        max_chars, overlap = _chunk_options(home)
+        max_chars, overlap = chunk_options(home)
         chunks = chunk_home(home, ctx.plugins.all("chunker"), max_chars=max_chars, overlap_chars=overlap,
                             warn=ctx.warn)
         report["chunks"] = chunks.chunks
@@ -78,9 +80,10 @@ def pack_stages(ctx: RunContext, *, reshard: bool = False) -> dict[str, Any]:
                  "behind (run episteme ingest again after fixing it)", step=step, errorCode=exc.code)
     if report["status"] == "ok":
         report["summary"] = (
-            f"packed: {report['extracted']} extracted, {report['chunks']} chunks, "
+            f"packed: {report['extracted']} extracted, {len(report['failed'])} failed, "
+            f"{report['chunks']} chunks, "
             f"{report['shardsBuilt']} shard(s) built, {report['shards']} in all"
-        )
+        ) + "".join(f"\n  failed: {source}" for source in report["failed"])
     else:
         report["summary"] = f"pack failed at {step}: {report['error']['message']}"
     return report

@@ -30,6 +30,8 @@ class SaveReport:
     unchanged: list[str] = attrs.field(factory=list)
     paragraphs: int = 0
     appended: int = 0
+    refused: list[str] = attrs.field(factory=list)  # forgotten records, not stored again
+    redacted: int = 0  # paragraphs stored redacted because ``forget`` removed their text
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -38,6 +40,8 @@ class SaveReport:
             "paragraphs": self.paragraphs,
             "appendedParagraphs": self.appended,
             "records": sorted(self.captured),
+            "forgotten": len(self.refused),
+            "redactedParagraphs": self.redacted,
         }
 
 
@@ -60,11 +64,11 @@ def known_ids(home: Home, prefix: str = "") -> set[str]:
 
 def summary_attributes(record: Record) -> dict[str, Any]:
     """What ``sources`` needs without reading the record: counts and its time span."""
-    times = sorted({p.time for p in record.paragraphs if p.time} | {record.time})
+    times = sorted({p.time for p in record.paragraphs if p.time} | ({record.time} if record.time else set()))
     return {
         "recordTime": record.time,
-        "firstTime": times[0],
-        "lastTime": times[-1],
+        "firstTime": times[0] if times else None,
+        "lastTime": times[-1] if times else None,
         "paragraphs": len(record.paragraphs),
         "markedParagraphs": sum(1 for p in record.paragraphs if p.marked),
         "title": record.title,
@@ -77,17 +81,33 @@ def save_records(
     records: Iterable[Record],
     *,
     merge: Merge | None = None,
+    warn: Callable[..., None] | None = None,
 ) -> SaveReport:
     """Store each record whose bytes changed as a new snapshot (one log line each), then commit once.
 
     ``merge(old, new)`` builds what is stored from the latest stored version (chat records only
-    grow). Unchanged records write nothing. Call inside ``with ctx.writing():``.
+    grow). Unchanged records write nothing. A record ``forget`` removed is not stored again (it is
+    listed in ``refused``, and ``warn`` told) and a paragraph it removed is stored redacted, unless
+    the run is ``allowing_forgotten``. Call inside ``with ctx.writing():``.
     """
-    from episteme_core.stages.snapshots import SnapshotWriter, make_identity
+    from episteme_core.personal.model import redact_record
+    from episteme_core.stages.snapshots import SnapshotWriter, forgotten_allowed, make_identity
 
     report = SaveReport()
     with SnapshotWriter(home, command) as writer:  # a failure removes the blobs and objects it wrote
         for record in records:
+            refused = writer.refusal(record.id)
+            if refused is not None:
+                report.refused.append(record.id)
+                if warn is not None:
+                    warn("FORGOTTEN_REFUSED", refused.message, record=record.id)
+                continue
+            forgotten = set() if forgotten_allowed() else writer.forgotten().paragraphs(record.id)
+            if forgotten:
+                cleaned = redact_record(record, forgotten)
+                report.redacted += sum(1 for a, b in zip(record.paragraphs, cleaned.paragraphs, strict=True)
+                                       if a is not b)
+                record = cleaned
             previous = writer.latest(record.id)
             old: Record | None = None
             if merge is not None and previous is not None and is_record(previous):

@@ -18,6 +18,17 @@ def camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
+def words(name: str) -> str:
+    """A camelCase JSON key as words for people (``logLines`` -> ``log lines``); the inverse of
+    ``camel`` for what human output shows (JSON keeps camelCase)."""
+    out: list[str] = []
+    for char in name:
+        if char.isupper() and out and out[-1] != " ":
+            out.append(" ")
+        out.append(char.lower() if char.isupper() else char)
+    return "".join(out)
+
+
 def _renames(cls: type) -> dict[str, Any]:
     return {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
 

@@ -68,10 +68,47 @@ class LogEntry:
     time: str
     command: str
     source: str
-    status: str  # captured | unchanged | failed
+    status: str  # captured | unchanged | failed | redacted (by ``forget``: the line names nothing)
     snapshot_id: str | None = None
     record_id: str | None = None
     code: str | None = None
+
+
+@attrs.frozen
+class ForgottenParagraph:
+    """A paragraph ``forget`` removed: its number in the latest version, and its text's sha256."""
+
+    n: int
+    text_sha256: str  # of its text, UTF-8
+
+
+@attrs.frozen
+class ForgottenItem:
+    """One thing ``forget`` removed, named by hash only: a source (every version of it), or
+    paragraphs of a record (in every version that held their text)."""
+
+    kind: str  # source | paragraphs
+    source_sha256: str  # sha256 of the source key (a URL or a record id), UTF-8
+    snapshots: list[str]  # the snapshot ids removed (source) or replaced (paragraphs)
+    blobs: list[str]  # the blobs (captured bytes) deleted
+    lines: list[int]  # the log lines (1-based) redacted (source) or re-pointed (paragraphs)
+    paragraphs: list[ForgottenParagraph] = attrs.field(factory=list)
+    replaced_by: list[str] = attrs.field(factory=list)  # paragraphs: each replaced snapshot's new id
+
+
+@attrs.frozen
+class Tombstone:
+    """The log line ``forget`` appends (status ``forgotten``): what went, by hash; when; why.
+
+    ``id`` is the fingerprint of the items and the reason (not the time), so an interrupted forget
+    finished later appends the same tombstone, once."""
+
+    time: str
+    command: str
+    id: str
+    items: list[ForgottenItem]
+    reason: str | None = None
+    status: str = "forgotten"
 
 
 @attrs.frozen

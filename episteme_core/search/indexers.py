@@ -76,27 +76,42 @@ def opener(home: Home, plugins: Plugins, given: str | None = None) -> tuple[Call
 
 
 def build_index(ctx: RunContext, given: str | None = None, *, reshard: bool = False,
-                executor: Executor | None = None, spec: ExecutorSpec | None = None) -> Any:
+                executor: Executor | None = None, spec: ExecutorSpec | None = None,
+                purge: bool = False) -> Any:
     """Bring the shards up to the committed chunks with the home's indexer, under the writer lock;
     the indexer's report. The build runs on ``executor``, else on the one ``spec`` names (opened
-    under the lock), when the indexer's ``build`` takes an ``executor``."""
+    under the lock), when the indexer's ``build`` takes an ``executor``. ``purge`` (``forget``):
+    no shard may keep a row of a chunk that is gone; an indexer whose ``build`` takes no ``purge``
+    rebuilds every shard instead (``reshard``)."""
     indexer = get_indexer(ctx.plugins, ctx.home, given)
+    extra = {"purge": True} if purge and _takes(indexer.build, "purge") else {}
     with ctx.writing():
-        return _build(ctx, indexer, reshard, executor, spec)
+        return _build(ctx, indexer, reshard or (purge and not extra), executor, spec, **extra)
+
+
+def _takes(function: Any, name: str) -> bool:
+    """Whether ``function`` takes the keyword ``name`` (a plugin indexer's ``build`` may not)."""
+    import inspect
+
+    try:
+        return name in inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _build(ctx: RunContext, indexer: Indexer, reshard: bool, executor: Executor | None,
-           spec: ExecutorSpec | None) -> Any:
+           spec: ExecutorSpec | None, **extra: Any) -> Any:
     """``indexer.build``, given an executor when it takes one (a plugin's may not)."""
     from episteme_core.executor import running
     from episteme_core.executor.base import accepts_executor
 
-    if not accepts_executor(indexer.build):
-        return indexer.build(ctx, reshard=reshard)
+    build: Any = indexer.build
+    if not accepts_executor(build):
+        return build(ctx, reshard=reshard, **extra)
     if executor is not None or spec is None:
-        return indexer.build(ctx, reshard=reshard, executor=executor)  # type: ignore[call-arg]
+        return build(ctx, reshard=reshard, executor=executor, **extra)
     with running(spec) as opened:
-        return indexer.build(ctx, reshard=reshard, executor=opened)  # type: ignore[call-arg]
+        return build(ctx, reshard=reshard, executor=opened, **extra)
 
 
 def report_data(report: Any) -> dict[str, Any]:

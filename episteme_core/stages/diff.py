@@ -1,15 +1,23 @@
-"""``episteme diff``: documents, sections and blocks added, removed and changed between two corpora.
+"""``episteme diff``: a change review of two corpora: documents, sections and blocks added, removed,
+changed and moved, with each changed block's text before and after and its words that changed.
 
-Both sides are committed documents stages (two homes). Documents match by source key; sections by
-id (unique in a document; a section changes when its heading, place or any of its blocks does);
-blocks by id, within the document. A document is ``changed`` when its
-labels changed (everything but id and sections: ``metadataChanged``) or any section or block did.
-The artifact is canonical JSON with sorted lists and a fingerprint, so equal corpora give equal
-bytes; it holds no paths and no clock.
+Both sides are committed documents stages (two homes). Documents match by source key. Blocks match
+by identity and text, in this order: the same id and the same text; then the same text under
+another id (in reading order, for repeated texts); then the same id with other text; whatever is
+left is added or removed. A matched block whose text is unchanged is ``moved`` when anything else
+about it differs (its offsets in the source, its section, its id), and is not reported otherwise:
+one word changed early in a document shifts every later offset, and that is a move, not a change.
+A ``changed`` block carries its text before and after (each cut at ``max_chars``, ``truncated``
+saying so) and a word-level summary (the words removed and added, as runs). Sections match by id:
+``changed`` when their heading or the sequence of their blocks' texts differs, ``moved`` when only
+their place or offsets do. A document is ``changed`` when any of that, or its labels (everything
+but id and sections: ``metadataChanged``), differ. The artifact is canonical JSON with sorted
+lists and a fingerprint, so equal corpora give equal bytes; it holds no paths and no clock.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +26,16 @@ from episteme_core.records.canonical import fingerprint
 from episteme_core.store.home import Home
 
 ARTIFACT_TYPE = "corpus-diff"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: moved blocks and sections; changed blocks with their text and word edits
+DEFAULT_MAX_CHARS = 1200
+MAX_EDITS = 50  # word runs listed per changed block (the counts cover them all)
+_WORD = re.compile(r"\S+")
+Item = dict[str, Any]
 
 
-def _keyed(items: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _keyed(items: list[Item]) -> dict[str, Item]:
     """Items by id; a repeated id gets ``#2``, ``#3`` so nothing is lost."""
-    result: dict[str, dict[str, Any]] = {}
+    result: dict[str, Item] = {}
     for item in items:
         key = str(item.get("id"))
         if key in result:
@@ -35,27 +47,126 @@ def _keyed(items: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return result
 
 
-def _compare(old: dict[str, Any], new: dict[str, Any]) -> dict[str, list[str]]:
-    return {
-        "added": sorted(set(new) - set(old)),
-        "removed": sorted(set(old) - set(new)),
-        "changed": sorted(k for k in set(old) & set(new) if fingerprint(old[k]) != fingerprint(new[k])),
-    }
+def _blocks(document: Item | None) -> list[tuple[str, Item]]:
+    """A document's blocks in reading order, each with the id of its section."""
+    if document is None:
+        return []
+    return [(str(section.get("id")), block) for section in document.get("sections") or []
+            for block in section.get("blocks") or []]
 
 
-def _parts(document: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    sections = document.get("sections") or []
-    blocks = [block for section in sections for block in section.get("blocks") or []]
-    labels = {k: v for k, v in document.items() if k not in ("id", "sections")}
-    bare = [
-        {k: v for k, v in s.items() if k != "blocks"}
-        | {"blocks": [fingerprint(b) for b in s.get("blocks") or []]}
-        for s in sections
-    ]
-    return labels, _keyed(bare), _keyed(blocks)
+def match_blocks(before: list[tuple[str, Item]], after: list[tuple[str, Item]]
+                 ) -> tuple[list[tuple[int, int]], list[int], list[int]]:
+    """Pairs (index before, index after) of matched blocks, and the unmatched indexes of each side:
+    by id and text, then by text alone (reading order), then by id alone."""
+    pairs: list[tuple[int, int]] = []
+    left = set(range(len(before)))
+    right = set(range(len(after)))
+
+    def take(key: Any) -> None:
+        waiting: dict[Any, list[int]] = {}
+        for j in sorted(right):
+            waiting.setdefault(key(after[j][1]), []).append(j)
+        for i in sorted(left):
+            queue = waiting.get(key(before[i][1]))
+            if queue:
+                j = queue.pop(0)
+                pairs.append((i, j))
+                left.discard(i)
+                right.discard(j)
+
+    take(lambda block: (block.get("id"), block.get("text")))
+    take(lambda block: ("text", block.get("text")))
+    take(lambda block: ("id", block.get("id")))
+    return sorted(pairs, key=lambda pair: pair[1]), sorted(left), sorted(right)
 
 
-def _load(home: Home, side: str) -> tuple[dict[str, dict[str, Any]], str]:
+def word_edits(before: str, after: str, max_chars: int) -> dict[str, Any]:
+    """The words that changed from ``before`` to ``after``: runs of removed and added words (at most
+    ``MAX_EDITS``, each side cut at ``max_chars``) and how many words each side lost and gained."""
+    import difflib
+
+    a, b = _WORD.findall(before), _WORD.findall(after)
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    edits: list[dict[str, str]] = []
+    removed = added = 0
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        removed += i2 - i1
+        added += j2 - j1
+        if len(edits) < MAX_EDITS:
+            edits.append({"removed": " ".join(a[i1:i2])[:max_chars], "added": " ".join(b[j1:j2])[:max_chars]})
+    return {"edits": edits, "wordsRemoved": removed, "wordsAdded": added}
+
+
+def _cut(text: str | None, max_chars: int) -> tuple[str | None, bool]:
+    if text is None or len(text) <= max_chars:
+        return text, False
+    return text[:max_chars], True
+
+
+def diff_blocks(before: list[tuple[str, Item]], after: list[tuple[str, Item]], max_chars: int
+                ) -> tuple[dict[str, list[str]], list[Item]]:
+    """The block ids added, removed, changed and moved (after ids, removed ones before), and one
+    entry per changed, added or removed block with its text (bounded) and word edits."""
+    pairs, gone, new = match_blocks(before, after)
+    found: dict[str, list[str]] = {"added": [], "removed": [], "changed": [], "moved": []}
+    changes: list[Item] = []
+    for i, j in pairs:
+        (old_section, old), (section, block) = before[i], after[j]
+        if old.get("text") != block.get("text"):
+            found["changed"].append(str(block.get("id")))
+            text_before, cut_before = _cut(old.get("text"), max_chars)
+            text_after, cut_after = _cut(block.get("text"), max_chars)
+            changes.append({"status": "changed", "block": block.get("id"), "fromBlock": old.get("id"),
+                            "section": section, "fromSection": old_section, "before": text_before,
+                            "after": text_after, "truncated": cut_before or cut_after,
+                            **word_edits(str(old.get("text") or ""), str(block.get("text") or ""),
+                                         max_chars)})
+        elif fingerprint(old) != fingerprint(block) or old_section != section:
+            found["moved"].append(str(block.get("id")))
+    for status, side, indexes in (("removed", before, gone), ("added", after, new)):
+        for index in indexes:
+            section, block = side[index]
+            found[status].append(str(block.get("id")))
+            text, cut = _cut(block.get("text"), max_chars)
+            words = len(_WORD.findall(str(block.get("text") or "")))
+            changes.append({"status": status, "block": block.get("id"), "fromBlock": None, "section": section,
+                            "fromSection": None, "before": text if status == "removed" else None,
+                            "after": text if status == "added" else None, "truncated": cut, "edits": [],
+                            "wordsRemoved": words if status == "removed" else 0,
+                            "wordsAdded": words if status == "added" else 0})
+    for key in found:
+        found[key].sort()
+    changes.sort(key=lambda c: (str(c["block"]), c["status"], str(c["fromBlock"])))
+    return found, changes
+
+
+def _sections(document: Item | None) -> dict[str, Item]:
+    return _keyed(list(document.get("sections") or [])) if document else {}
+
+
+def diff_sections(before: Item | None, after: Item | None) -> dict[str, list[str]]:
+    """Section ids added, removed, changed (heading or block texts) and moved (anything else)."""
+    old, new = _sections(before), _sections(after)
+    found: dict[str, list[str]] = {
+        "added": sorted(set(new) - set(old)), "removed": sorted(set(old) - set(new)),
+        "changed": [], "moved": []}
+
+    def text_of(section: Item) -> Any:
+        return [section.get("heading"), section.get("level"),
+                [block.get("text") for block in section.get("blocks") or []]]
+
+    for key in sorted(set(old) & set(new)):
+        if fingerprint(text_of(old[key])) != fingerprint(text_of(new[key])):
+            found["changed"].append(key)
+        elif fingerprint(old[key]) != fingerprint(new[key]):
+            found["moved"].append(key)
+    return found
+
+
+def _load(home: Home, side: str) -> tuple[dict[str, Item], str]:
     from episteme_core.stages.documents import documents_stage
 
     if not home.root.is_dir():
@@ -79,22 +190,27 @@ def _load(home: Home, side: str) -> tuple[dict[str, dict[str, Any]], str]:
     return documents, index.fingerprint
 
 
-def diff_homes(old_root: Path, new_root: Path) -> dict[str, Any]:
-    """The diff artifact from the corpus at ``old_root`` to the one at ``new_root``."""
+def _counts() -> dict[str, int]:
+    return {"added": 0, "removed": 0, "changed": 0, "moved": 0}
+
+
+def diff_homes(old_root: Path, new_root: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> dict[str, Any]:
+    """The diff artifact from the corpus at ``old_root`` to the one at ``new_root``; each text it
+    holds is cut at ``max_chars`` characters."""
     old, old_fp = _load(Home(old_root), "from")
     new, new_fp = _load(Home(new_root), "to")
-    summary = {what: {"added": 0, "removed": 0, "changed": 0} for what in ("documents", "sections", "blocks")}
+    summary = {"documents": {"added": 0, "removed": 0, "changed": 0}, "sections": _counts(),
+               "blocks": _counts()}
     entries = []
     for source in sorted(set(old) | set(new)):
         before, after = old.get(source), new.get(source)
         if before is not None and after is not None and before.get("id") == after.get("id"):
             continue
-        empty: dict[str, Any] = {}
-        b_labels, b_sections, b_blocks = _parts(before) if before else (empty, empty, empty)
-        a_labels, a_sections, a_blocks = _parts(after) if after else (empty, empty, empty)
-        sections = _compare(b_sections, a_sections)
-        blocks = _compare(b_blocks, a_blocks)
+        sections = diff_sections(before, after)
+        blocks, changes = diff_blocks(_blocks(before), _blocks(after), max_chars)
         status = "added" if before is None else "removed" if after is None else "changed"
+        labels = [{k: v for k, v in side.items() if k not in ("id", "sections")} if side else {}
+                  for side in (before, after)]
         summary["documents"][status] += 1
         for what, found in (("sections", sections), ("blocks", blocks)):
             for change, keys in found.items():
@@ -106,15 +222,17 @@ def diff_homes(old_root: Path, new_root: Path) -> dict[str, Any]:
             "toDocument": after.get("id") if after else None,
             "fromSnapshot": before.get("snapshotId") if before else None,
             "toSnapshot": after.get("snapshotId") if after else None,
-            "metadataChanged": status != "changed" or fingerprint(b_labels) != fingerprint(a_labels),
+            "metadataChanged": status != "changed" or fingerprint(labels[0]) != fingerprint(labels[1]),
             "sections": sections,
             "blocks": blocks,
+            "changes": changes,
         })
     artifact: dict[str, Any] = {
         "schemaVersion": SCHEMA_VERSION,
         "artifactType": ARTIFACT_TYPE,
         "from": {"documentsFingerprint": old_fp, "documents": len(old)},
         "to": {"documentsFingerprint": new_fp, "documents": len(new)},
+        "maxChars": max_chars,
         "summary": summary,
         "documents": entries,
     }
@@ -122,19 +240,39 @@ def diff_homes(old_root: Path, new_root: Path) -> dict[str, Any]:
     return artifact
 
 
+def _indent(text: str | None, mark: str) -> str:
+    lines = (text or "").splitlines() or [""]
+    return "\n".join(f"      {mark} {line}" for line in lines)
+
+
 def render(artifact: dict[str, Any], output: str | None) -> str:
+    """The review for people: the counts, then per document each changed block's words and text."""
     s = artifact["summary"]
     lines = [
         "Documents: {added} added, {removed} removed, {changed} changed.".format(**s["documents"]),
-        "Sections: {added} added, {removed} removed, {changed} changed.".format(**s["sections"]),
-        "Blocks: {added} added, {removed} removed, {changed} changed.".format(**s["blocks"]),
+        "Sections: {added} added, {removed} removed, {changed} changed, {moved} moved."
+        .format(**s["sections"]),
+        "Blocks: {added} added, {removed} removed, {changed} changed, {moved} moved.".format(**s["blocks"]),
     ]
     for entry in artifact["documents"]:
-        sec = entry["sections"]
+        sec, blocks = entry["sections"], entry["blocks"]
         lines.append(
             f"  {entry['status']:8} {entry['source']} (sections +{len(sec['added'])} -{len(sec['removed'])} "
-            f"~{len(sec['changed'])})"
+            f"~{len(sec['changed'])}; blocks +{len(blocks['added'])} -{len(blocks['removed'])} "
+            f"~{len(blocks['changed'])}, {len(blocks['moved'])} moved)"
         )
+        for change in entry["changes"]:
+            where = f"{change['block']} in {change['section']}"
+            if change["status"] == "changed":
+                words = "; ".join(f"{edit['removed'] or '(nothing)'} -> {edit['added'] or '(nothing)'}"
+                                  for edit in change["edits"])
+                lines.append(f"    ~ {where}: {words}")
+                lines.append(_indent(change["before"], "-"))
+                lines.append(_indent(change["after"], "+"))
+            elif entry["status"] == "changed":  # a whole added or removed document: not block by block
+                mark = "+" if change["status"] == "added" else "-"
+                lines.append(f"    {mark} {where}")
+                lines.append(_indent(change["after"] if mark == "+" else change["before"], mark))
     if output:
         lines.append(f"Diff: {output}")
     return "\n".join(lines)

@@ -67,11 +67,13 @@ def commit_documents(
     *,
     replace: bool = False,
     meta: dict[str, Any] | None = None,
+    drop: Iterable[str] = (),
 ) -> StageIndex:
     """Commit fresh documents and reused entries, each with its ``meta.sources`` record (what
-    ``extract`` compares to reuse a document). Without ``replace`` the other sources stay. ``meta``
-    adds keys to the index meta (what extraction records of its run). An index equal to the
-    committed one is not rewritten. Call inside ``ctx.writing()``."""
+    ``extract`` compares to reuse a document). Without ``replace`` the other sources stay, but for
+    those in ``drop`` (``forget``: in the same commit). ``meta`` adds keys to the index meta (what
+    extraction records of its run). An index equal to the committed one is not rewritten. Call
+    inside ``ctx.writing()``."""
     stage = documents_stage(home)
     previous = stage.read_index()
     entries: dict[str, StageEntry] = {}
@@ -80,6 +82,8 @@ def commit_documents(
         entries = {entry.key: entry for entry in previous.entries}
         old = previous.meta.get(SOURCES_META)
         records = dict(old) if isinstance(old, dict) else {}
+    for key in drop:
+        entries.pop(key, None)
     for entry, record in kept:
         entries[entry.key] = entry
         records[entry.key] = {**record, "objectSha256": entry.sha256}

@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import os
 from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -355,6 +356,25 @@ def note_latest_of_head(home: Home, head: str | None, latest: str, sources: int)
         {"format": LATEST_FORMAT, "head": head, "latest": latest, "sources": sources}))
 
 
+_ALLOW_FORGOTTEN: ContextVar[bool] = ContextVar("episteme_allow_forgotten", default=False)
+
+
+@contextlib.contextmanager
+def allowing_forgotten(allow: bool = True) -> Iterator[None]:
+    """Inside the block, sources ``forget`` removed may be captured again (``--allow-forgotten``);
+    outside it every writer refuses them."""
+    token = _ALLOW_FORGOTTEN.set(allow)
+    try:
+        yield
+    finally:
+        _ALLOW_FORGOTTEN.reset(token)
+
+
+def forgotten_allowed() -> bool:
+    """Whether this run was told to capture forgotten sources again (``allowing_forgotten``)."""
+    return _ALLOW_FORGOTTEN.get()
+
+
 @attrs.frozen
 class Observation:
     """What ``SnapshotWriter.observe`` decided: ``captured`` (a new latest) or ``unchanged``."""
@@ -388,6 +408,7 @@ class SnapshotWriter:
         self._pending_log: list[LogEntry] = []
         self._created: list[Path] = []
         self._verified: set[str] = set()  # blobs checked or written in this run
+        self._forgotten: Any = None  # the log's tombstones in force, read when first needed
         self.committed: StageIndex | None = None
 
     @property
@@ -517,6 +538,25 @@ class SnapshotWriter:
         self._check_blob(sha, length)
         return True
 
+    # forgotten sources --------------------------------------------------------
+
+    def forgotten(self) -> Any:
+        """What the log's tombstones hold in force (``store.tombstones.Forgotten``), read once."""
+        if self._forgotten is None:
+            from episteme_core.store.tombstones import read_forgotten
+
+            self._forgotten = read_forgotten(self.log.path)
+        return self._forgotten
+
+    def refusal(self, source: str) -> EpistemeError | None:
+        """The refusal of capturing ``source`` when ``forget`` removed it (unless this run is
+        ``allowing_forgotten``); None when it may be captured. A source the stage holds is never
+        refused (it was captured again on purpose)."""
+        if forgotten_allowed() or self._state(source) is not None:
+            return None
+        refused: EpistemeError | None = self.forgotten().refusal(source)
+        return refused
+
     # observations -----------------------------------------------------------
 
     def state(self, source: str) -> SourceState | None:
@@ -551,6 +591,10 @@ class SnapshotWriter:
             digest = hashlib.sha256(data).hexdigest()
             if len(data) != identity.byte_length or digest != identity.content_sha256:
                 raise EpistemeError("INTERNAL_ERROR", "observed bytes do not match their identity")
+        refused = self.refusal(identity.source)
+        if refused is not None:
+            self._drop_created(self.blobs.path_for(identity.content_sha256))
+            raise refused
         blob = self.blobs.path_for(identity.content_sha256)
         if blob.exists():
             self._check_blob(identity.content_sha256, identity.byte_length)
@@ -596,8 +640,19 @@ class SnapshotWriter:
         self._set_state(source, SourceState(snapshot_id, history, cleaned))
         if previous is not None and previous.latest == snapshot_id:
             return Observation("unchanged", record, previous.latest)  # changes nothing, logs nothing
-        self._log(identity.capture_kind, source, "captured", snapshot_id, observed_at)
+        allowed = forgotten_allowed() and bool(self.forgotten().of_source(source))
+        from episteme_core.store.tombstones import ALLOWED_CODE
+
+        self._log(identity.capture_kind, source, "captured", snapshot_id, observed_at,
+                  code=ALLOWED_CODE if allowed else None)
         return Observation("captured", record, previous.latest if previous else None)
+
+    def _drop_created(self, path: Path) -> None:
+        """Remove a blob this run wrote for a capture that is refused (it must not stay behind)."""
+        if path in self._created:
+            self._created.remove(path)
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
 
     def _log(
         self, kind: str, source: str, status: str, snapshot_id: str | None,
@@ -677,6 +732,8 @@ def load_record(data: bytes, where: str) -> SnapshotRecord:
 
 __all__ = [
     "OPTION_KEYS",
+    "allowing_forgotten",
+    "forgotten_allowed",
     "STAGE_NAME",
     "Observation",
     "SnapshotCatalog",

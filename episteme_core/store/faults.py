@@ -28,9 +28,17 @@ Points (in the order a commit reaches them):
 | ``before-index-write`` / ``after-index-write`` | a stage's ``index.json`` replaced: the commit itself |
 | ``after-bucket-prune-one`` | the first bucket a new commit no longer names has been deleted |
 | ``after-prune-one`` | the first object a new commit no longer names has been deleted |
+| ``after-blob-delete-one`` | the first blob nothing names any more has been deleted (``forget``, ``gc``) |
 | ``before-file-write`` / ``after-file-write`` | any other file written atomically (an export) |
 
 Without either variable set, a point costs one dictionary lookup.
+
+Start-up has signal points instead (``signal_at``): ``EPISTEME_SIGNAL_AT=<point>[@SIGINT]`` makes the
+process send itself SIGTERM (or SIGINT) when it reaches that step of start-up (``start``, before the
+first instruction of the CLI's run; ``plugin:<name>`` before a plugin is imported; ``hook:<name>``
+before a hook's implementations register; ``plugins-loaded``; ``parsed``; ``command``, just before
+the command runs), so a test can prove that a cancellation at any moment of start-up is exact.
+``EPISTEME_SIGNAL_TRACE=FILE`` appends the name of every start-up point reached to FILE.
 """
 
 from __future__ import annotations
@@ -54,6 +62,7 @@ POINTS = (
     "after-index-write",
     "after-bucket-prune-one",
     "after-prune-one",
+    "after-blob-delete-one",
     "before-file-write",
     "after-file-write",
 )
@@ -96,6 +105,23 @@ def fault(point: str) -> None:
         _die()
     if spec and _targets(spec).get(point) == seen:
         _die()
+
+
+def signal_at(point: str) -> None:
+    """A named step of start-up: send this process the signal ``EPISTEME_SIGNAL_AT`` names for it
+    (the handler runs as soon as ``os.kill`` returns, so the signal lands exactly here)."""
+    environ = os.environ
+    spec = environ.get("EPISTEME_SIGNAL_AT")
+    trace = environ.get("EPISTEME_SIGNAL_TRACE")
+    if not (spec or trace):
+        return
+    if trace:
+        with open(trace, "a", encoding="utf-8") as handle:
+            handle.write(point + "\n")
+    for item in (spec or "").split(","):
+        name, _, which = item.strip().partition("@")
+        if name == point:
+            os.kill(os.getpid(), signal.SIGINT if which.strip().upper() == "SIGINT" else signal.SIGTERM)
 
 
 def _die() -> None:
@@ -171,4 +197,4 @@ def reset() -> None:
     _shared = None
 
 
-__all__ = ["POINTS", "fault", "join", "reset", "share", "unshare"]
+__all__ = ["POINTS", "fault", "join", "reset", "share", "signal_at", "unshare"]

@@ -1,4 +1,7 @@
-"""The append-only log: one whole JSON line per observation, written with one call and fsync'd."""
+"""The append-only log: one whole JSON line per observation, written with one call and fsync'd.
+
+The one exception is ``forget``, which rewrites the lines of what it forgets (``redact``) and appends
+its tombstone, in one atomic replace of the file."""
 
 from __future__ import annotations
 
@@ -7,10 +10,10 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from episteme_core.records.canonical import canonical_bytes, loads_strict
-from episteme_core.records.convert import structure, unstructure
-from episteme_core.records.storage import LogEntry
-from episteme_core.store.atomic import flush_pending
+from episteme_core.records.canonical import canonical_bytes
+from episteme_core.records.convert import unstructure
+from episteme_core.records.storage import LogEntry, Tombstone
+from episteme_core.store.atomic import atomic_write, flush_pending
 from episteme_core.store.faults import fault
 
 
@@ -40,16 +43,29 @@ class Log:
     def append(self, entry: LogEntry) -> None:
         append_line(self.path, canonical_bytes(unstructure(entry)))
 
-    def entries(self) -> Iterator[LogEntry]:
-        """Every complete, valid line; a torn last line (a crash mid-append) is not an entry."""
-        if not self.path.exists():
-            return
-        with open(self.path, "rb") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.endswith(b"\n"):
-                    return
-                source = f"{self.path}:{number}"
-                yield structure(loads_strict(line, source=source), LogEntry, source=source)
+    def entries(self) -> Iterator[LogEntry | Tombstone]:
+        """Every complete, valid line (an observation, or a tombstone ``forget`` left); a torn last
+        line (a crash mid-append) is not an entry."""
+        from episteme_core.store.tombstones import iter_log
+
+        for _, entry in iter_log(self.path):
+            yield entry
+
+    def redact(self, lines: dict[int, LogEntry], tombstone: Tombstone) -> None:
+        """``forget``'s one rewrite: each numbered line (1-based) replaced by the entry given, and the
+        tombstone appended, in one atomic replace (a reader sees the old log or the new, whole).
+        Call under the writer lock; a torn last line is dropped."""
+        data = self.path.read_bytes() if self.path.exists() else b""
+        whole = data[: data.rfind(b"\n") + 1].split(b"\n")[:-1]
+        for number, entry in lines.items():
+            if not 1 <= number <= len(whole):
+                raise ValueError(f"log line {number} is not in {self.path}")
+            whole[number - 1] = canonical_bytes(unstructure(entry))[:-1]
+        body = b"".join(line + b"\n" for line in whole) + canonical_bytes(unstructure(tombstone))
+        flush_pending()
+        fault("before-log-append")
+        atomic_write(self.path, body, kind="file-write")
+        fault("after-log-append")
 
     def captured_kinds_after(self, offset: int) -> set[str] | None:
         """Capture kinds of the ``captured`` lines past byte ``offset``; None when the log is shorter.

@@ -10,7 +10,7 @@ import attrs
 from episteme_core.errors import EpistemeError
 from episteme_core.records.canonical import loads_strict, sha256_hex
 from episteme_core.records.convert import structure
-from episteme_core.records.storage import LogEntry, Problem, SnapshotRecord
+from episteme_core.records.storage import Problem, SnapshotRecord
 from episteme_core.store.atomic import is_temp_file
 from episteme_core.store.blobs import BlobStore
 from episteme_core.store.commits import Stage
@@ -18,6 +18,7 @@ from episteme_core.store.home import STAGES, Home
 from episteme_core.store.lock import read_owner
 from episteme_core.store.processes import hostname, pid_is_alive
 from episteme_core.store.sweep import leftover_temp_files
+from episteme_core.store.tombstones import parse_line
 
 
 @attrs.define
@@ -53,6 +54,7 @@ def verify_home(home: Home) -> VerifyReport:
     _verify_blobs(blobs, report)
     for name in STAGES:
         _verify_stage(Stage(home, name), blobs, report)
+    _verify_forgotten(home, blobs, report)
     _note_temp_files(home, report)
     return report
 
@@ -94,7 +96,7 @@ def _verify_log(home: Home, report: VerifyReport) -> None:
                 report.problem("LOG_TORN_LINE", source, "the log ends in a partial line")
                 break
             try:
-                structure(loads_strict(line, source=source), LogEntry, source=source)
+                parse_line(line, source)
                 report.count("logLines")
             except EpistemeError as exc:
                 report.problem("LOG_LINE_INVALID", source, exc.message)
@@ -155,6 +157,109 @@ def _verify_snapshot_blob(
         report.problem(
             "BLOB_MISSING", blobs.path_for(record.content_sha256), f"bytes of snapshot {key}"
         )
+
+
+def _verify_forgotten(home: Home, blobs: BlobStore, report: VerifyReport) -> None:
+    """Every item a tombstone holds in force must be gone: its blobs, its snapshots, any stage key of
+    its source, its paragraph's text in any version of its record, and its log lines redacted. The
+    items of a forget still under way (its journal in the home) are a note, not a problem."""
+    from episteme_core.records.storage import LogEntry
+    from episteme_core.store.tombstones import (
+        iter_log,
+        key_sha256,
+        pending_path,
+        read_forgotten,
+        read_pending,
+    )
+
+    try:
+        pending = read_pending(home.root)
+    except EpistemeError as exc:
+        report.problem("FORGET_JOURNAL_INVALID", pending_path(home.root), exc.message)
+        pending = None
+    if pending is not None:
+        report.note("FORGET_UNFINISHED", pending_path(home.root), "a forget was interrupted; what it has "
+                    "not removed yet is still in the home: run episteme forget (or gc) to finish it")
+    forgotten = read_forgotten(home.log_path)
+    items = [f for f in forgotten.items if pending is None or f.tombstone.id != pending.id]
+    if not items:
+        return
+    report.count("tombstones", len({f.tombstone.id for f in items}))
+    snapshots = Stage(home, "snapshots")
+    try:
+        index = snapshots.read_index()
+    except EpistemeError:
+        index = None  # reported by the stage check
+    entries = {entry.key: entry for entry in index.entries} if index is not None else {}
+    sources = index.meta.get("sources") if index is not None else None
+    keys: dict[str, str] = {}
+    for name in STAGES[:3]:
+        try:
+            stage_index = Stage(home, name).read_index()
+        except EpistemeError:
+            continue
+        for entry in stage_index.entries if stage_index is not None else []:
+            if name != "snapshots":
+                keys.setdefault(key_sha256(entry.key), f"{name} {entry.key}")
+    for source in sources if isinstance(sources, dict) else {}:
+        keys.setdefault(key_sha256(source), f"snapshots {source}")
+    lines = dict(iter_log(home.log_path))
+    for found in items:
+        item = found.item
+
+        def gone(what: str, path: object, where: str = f"tombstone {found.tombstone.id[:12]}") -> None:
+            report.problem("FORGOTTEN_PRESENT", path, f"{what}, forgotten ({where}), is still here")
+
+        for sha in item.blobs:
+            if blobs.has(sha):
+                gone("a blob", blobs.path_for(sha))
+        for snapshot in item.snapshots:
+            if snapshot in entries:
+                gone(f"snapshot {snapshot[:12]}", snapshots.index_path)
+        if item.kind == "source" and item.source_sha256 in keys:
+            gone("its source", keys[item.source_sha256])
+        for number in item.lines:
+            line = lines.get(number)
+            if isinstance(line, LogEntry) and line.record_id is not None and item.kind == "source":
+                gone(f"log line {number}", home.log_path)
+        texts = {p.text_sha256 for p in item.paragraphs}
+        if item.kind == "paragraphs" and texts:
+            for snapshot in _record_snapshots(sources, item.source_sha256):
+                if _holds_text(snapshots, entries.get(snapshot), blobs, texts):
+                    gone(f"a paragraph's text in snapshot {snapshot[:12]}", snapshots.index_path)
+
+
+def _record_snapshots(sources: object, digest: str) -> list[str]:
+    """Every snapshot in the history of the source whose key hashes to ``digest``."""
+    from episteme_core.store.tombstones import key_sha256
+
+    if not isinstance(sources, dict):
+        return []
+    for source, state in sources.items():
+        if key_sha256(source) == digest and isinstance(state, dict):
+            history = state.get("history")
+            return [h for h in history if isinstance(h, str)] if isinstance(history, list) else []
+    return []
+
+
+def _holds_text(stage: Stage, entry: object, blobs: BlobStore, texts: set[str]) -> bool:
+    """Whether the record a snapshot holds has a paragraph whose text hashes to one of ``texts``."""
+    import json
+
+    from episteme_core.records.storage import StageEntry
+    from episteme_core.store.tombstones import key_sha256
+
+    if not isinstance(entry, StageEntry):
+        return False
+    try:
+        record = structure(loads_strict(stage.read_bytes(entry), source=entry.key), SnapshotRecord,
+                           source=entry.key)
+        body = json.loads(blobs.get(record.content_sha256))
+    except (EpistemeError, ValueError):
+        return False  # not a record; a damaged one is reported by the stage check
+    paragraphs = body.get("paragraphs") if isinstance(body, dict) else None
+    return any(isinstance(p, dict) and isinstance(p.get("text"), str) and key_sha256(p["text"]) in texts
+               for p in paragraphs or [])
 
 
 def _note_temp_files(home: Home, report: VerifyReport) -> None:

@@ -14,6 +14,12 @@ For one scenario (a home holding a previous commit, and a command that changes i
    than serve stale evidence); and a re-run leaves the home as the clean run did (log lines and the
    log position the shards record aside: a killed run's log lines stay, the log is append-only).
 
+A command that rewrites the log (``forget``, whose one rewrite redacts and appends a tombstone)
+says so (``rewrites_log``): its log must then be the previous one or the new one, whole. A command
+that only removes files (``gc``) says so (``removes_files``): the home's blobs, objects and buckets
+must then lie between those of the clean run and the previous home. ``check(home)`` runs on every
+home after its re-run (``forget``: the forgotten text is nowhere in it).
+
 The killed runs are new processes; the checks and re-runs run in this process (``testing.invoke``).
 ``EPISTEME_CRASH_REPORT=FILE`` appends each scenario's report to FILE as a JSON line.
 """
@@ -52,6 +58,9 @@ class CrashScenario:
     answer: Sequence[str] = ("query", "--term", "evidence", "--json")
     env: Mapping[str, str] = attrs.field(factory=dict)
     timeout: float = 300.0
+    rewrites_log: bool = False
+    removes_files: bool = False
+    check: Callable[[Path], None] | None = None
 
 
 @attrs.frozen
@@ -85,10 +94,21 @@ def episteme(home: Path, args: Sequence[str], env: Mapping[str, str] | None = No
                           capture_output=True, env=full, timeout=timeout)
 
 
-def home_state(home: Path) -> dict[str, Any]:
+def stored_files(home: Path) -> list[str]:
+    """The blobs, stage objects and buckets a home holds (temp files aside), relative and sorted."""
+    from episteme_core.store.atomic import is_temp_file
+
+    found = [path for top in ("blobs", "snapshots", "documents", "chunks", "shards")
+             for path in (home / top).rglob("*")
+             if path.is_file() and not is_temp_file(path) and path.name != "index.json"]
+    return sorted(path.relative_to(home).as_posix() for path in found)
+
+
+def home_state(home: Path, *, files: bool = False) -> dict[str, Any]:
     """What a home commits, stage by stage, in a form equal between two runs of the same inputs:
     snapshots by id (observation times aside), the derived stages' indexes as bytes (the shards'
-    without the log position they record), the log's distinct lines without their times."""
+    without the log position they record), the log's distinct lines without their times; with
+    ``files``, the blobs, objects and buckets it holds too."""
     from episteme_core.stages.snapshots import read_catalog
     from episteme_core.store.home import Home
 
@@ -117,6 +137,8 @@ def home_state(home: Path) -> dict[str, Any]:
             entry.pop("time", None)
             lines.add(json.dumps(entry, sort_keys=True))
     state["log"] = sorted(lines)
+    if files:
+        state["files"] = stored_files(home)
     return state
 
 
@@ -156,7 +178,8 @@ def run_crash_matrix(
     workdir.mkdir(parents=True, exist_ok=True)
     base = workdir / "base"
     scenario.prepare(base)
-    previous = home_state(base)
+    files = scenario.removes_files
+    previous = home_state(base, files=files)
     previous_answer = _answer(base, scenario)
 
     clean = workdir / "clean"
@@ -165,7 +188,7 @@ def run_crash_matrix(
     proc = episteme(clean, scenario.command, {**scenario.env, "EPISTEME_FAULT_TRACE": str(trace)},
                     scenario.timeout)
     assert proc.returncode == 0, f"{scenario.name}: the clean run failed: {proc.stderr.decode()[-2000:]}"
-    new = home_state(clean)
+    new = home_state(clean, files=files)
     new_answer = _answer(clean, scenario)
     assert new != previous, f"{scenario.name}: the command changed nothing; nothing to crash"
     counts: dict[str, int] = {}
@@ -184,13 +207,22 @@ def run_crash_matrix(
                 f"{where}: not killed (exit {proc.returncode}): {proc.stderr.decode()[-2000:]}")
             problems = _problems(home)
             assert problems == [], f"{where}: verify found {problems}"
-            found = home_state(home)
+            found = home_state(home, files=files)
             state: dict[str, str] = {}
             for stage, value in found.items():
+                if stage == "log" and scenario.rewrites_log:  # one atomic rewrite: one log or the other
+                    assert value in (previous["log"], new["log"]), f"{where}: the log is neither run's"
+                    state[stage] = "previous" if value == previous["log"] else "new"
+                    continue
                 if stage == "log":  # appended before the index that names its captures
                     assert set(previous["log"]) <= set(value) <= set(previous["log"]) | set(new["log"]), (
                         f"{where}: the log holds lines neither run wrote")
                     state[stage] = "previous" if value == previous["log"] else "new"
+                    continue
+                if stage == "files":  # removed one by one: between the two
+                    assert set(new["files"]) <= set(value) <= set(previous["files"]), (
+                        f"{where}: the files are not between the previous home's and the clean run's")
+                    state[stage] = "previous" if value == previous["files"] else "new"
                     continue
                 if value == previous[stage]:
                     state[stage] = "previous"
@@ -205,10 +237,12 @@ def run_crash_matrix(
                     f"{where}: the answer differs from both commits:\n{answer[:2000]}")
             code, _, err = _in_process(home, scenario.command, scenario)
             assert code == 0, f"{where}: the re-run failed: {err[-2000:]}"
-            after = home_state(home)
+            after = home_state(home, files=files)
             assert after == new, f"{where}: the re-run differs from the clean run: " + ", ".join(
                 stage for stage in after if after[stage] != new[stage])
             assert _problems(home) == [], f"{where}: verify after the re-run"
+            if scenario.check is not None:
+                scenario.check(home)
             cases.append(CrashCase(scenario.name, point, occurrence, True, state,
                                    "previous" if answer == previous_answer else
                                    "new" if answer == new_answer else "stale-refused"))
@@ -226,4 +260,5 @@ def _record(report: CrashReport) -> None:
             out.write(json.dumps(attrs.asdict(report), sort_keys=True) + "\n")
 
 
-__all__ = ["CrashCase", "CrashReport", "CrashScenario", "episteme", "home_state", "run_crash_matrix"]
+__all__ = ["CrashCase", "CrashReport", "CrashScenario", "episteme", "home_state", "run_crash_matrix",
+           "stored_files"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -116,16 +117,19 @@ def test_invalid_utf8_is_partial_with_a_diagnostic(home: Path) -> None:
     assert "\ufffd" in document.blocks()[1].text
 
 
-def test_unknown_family_refused_and_previous_documents_untouched(home: Path) -> None:
+def test_an_unknown_family_fails_its_source_alone_and_the_others_stand(home: Path) -> None:
     add_snapshots(home, [("https://example.org/n.txt", b"keep me", "text/plain", {})])
     assert _extract(home).exit_code == 0
-    before = (home / "documents" / "index.json").read_bytes()
+    before = json.loads((home / "documents" / "index.json").read_bytes())
     add_snapshots(home, [("https://example.org/x.txt", b"x", "text/plain", {"family": "nope"})])
     result = _extract(home)
-    assert result.exit_code == 3
-    assert result.envelope["error"]["code"] == "INVALID_INPUT"
-    assert "nope" in result.envelope["error"]["message"]
-    assert (home / "documents" / "index.json").read_bytes() == before
+    assert result.exit_code == 0
+    assert result.envelope["data"]["counts"] == {"extracted": 0, "reused": 1, "failed": 1}
+    [warning] = [w for w in result.envelope["warnings"] if w["code"] == "EXTRACTION_FAILED"]
+    assert "nope" in warning["message"] and warning["source"] == "https://example.org/x.txt"
+    after = json.loads((home / "documents" / "index.json").read_bytes())
+    kept = [e for e in before["entries"] if e["key"] == "https://example.org/n.txt"]
+    assert kept and kept[0] in after["entries"]  # the other document's object: the very same
 
 
 def test_named_source_must_exist(home: Path) -> None:

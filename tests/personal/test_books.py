@@ -70,7 +70,10 @@ def test_markdown_front_matter_date_and_fences(tmp_path: Path) -> None:
     assert record.paragraphs[1].attributes["line"] == 7
 
 
-def test_time_is_mtime_without_a_front_matter_date(tmp_path: Path) -> None:
+def test_a_book_without_a_date_has_no_time_never_its_file_time(tmp_path: Path) -> None:
+    """The file's modification time is the minute of a checkout after a clone or a copy: it never
+    becomes the book's time (nor its paragraphs'), and a front-matter date that is no date is
+    passed over with a warning."""
     folder = tmp_path / "c"
     folder.mkdir()
     (folder / "a.txt").write_text("One.\n\nTwo.\n", encoding="utf-8")
@@ -80,9 +83,55 @@ def test_time_is_mtime_without_a_front_matter_date(tmp_path: Path) -> None:
     warnings: list[tuple[str, str]] = []
     scan = scan_books([folder], warn=lambda code, message: warnings.append((code, message)))
     by_id = {r.id: r for r in scan.records}
-    assert by_id["book:c/a"].time == "2023-11-14T22:13:20Z"
-    assert by_id["book:c/b"].time == "2020-09-13T12:26:40Z"
+    for record in by_id.values():
+        assert record.time is None
+        assert {p.time for p in record.paragraphs} == {None}
+        assert "timeFrom" not in record.metadata
+    assert by_id["book:c/b"].metadata["badDate"] == "not a date"
     assert [code for code, _ in warnings] == ["BAD_DATE"]
+    os.utime(folder / "a.txt", (1_800_000_000, 1_800_000_000))  # a checkout: the same record bytes
+    again = {r.id: r for r in scan_books([folder]).records}
+    assert again["book:c/a"].to_bytes() == by_id["book:c/a"].to_bytes()
+
+
+def test_a_gutenberg_book_takes_its_original_publication_year_else_its_release_date(books: Path) -> None:
+    scan = scan_books([books])
+    by_id = {r.id: r for r in scan.records}
+    moby = by_id["book:library/pg2701_moby_dick"]
+    assert moby.time == "2001-07-01T00:00:00Z"  # "Release date: July 1, 2001 [eBook #2701]"
+    assert moby.metadata["timeFrom"] == "releaseDate" and moby.metadata["timePrecision"] == "day"
+    assert moby.metadata["gutenberg"]["releaseDate"] == "July 1, 2001"
+    assert {p.time for p in moby.paragraphs} == {"2001-07-01T00:00:00Z"}
+    path = books / "pg1342_pride_and_prejudice.txt"
+    text = path.read_text(encoding="utf-8")
+    at = text.index("Release date:")
+    path.write_text(text[:at] + "Original publication: London: T. Egerton, 1813\n\n" + text[at:],
+                    encoding="utf-8")
+    pride = {r.id: r for r in scan_books([books]).records}["book:library/pg1342_pride_and_prejudice"]
+    assert pride.time == "1813-01-01T00:00:00Z"
+    assert pride.metadata["timeFrom"] == "originalPublication" and pride.metadata["timePrecision"] == "year"
+
+
+def test_a_sidecar_date_comes_first_and_is_no_book(tmp_path: Path, books: Path) -> None:
+    (books / "pg2701_moby_dick.meta.json").write_text('{"date": "1851-10-18"}', encoding="utf-8")
+    (books / "pg1342_pride_and_prejudice.meta.json").write_text('{"date": "January 28, 1813"}',
+                                                                encoding="utf-8")
+    scan = scan_books([books])
+    by_id = {r.id: r for r in scan.records}
+    assert sorted(by_id) == ["book:library/pg1342_pride_and_prejudice", "book:library/pg2701_moby_dick"]
+    assert scan.skipped == {}  # a sidecar is read with its book, never counted as a skipped file
+    assert by_id["book:library/pg2701_moby_dick"].time == "1851-10-18T00:00:00Z"
+    assert by_id["book:library/pg2701_moby_dick"].metadata["timeFrom"] == "sidecar"
+    assert by_id["book:library/pg1342_pride_and_prejudice"].time == "1813-01-28T00:00:00Z"
+    (books / "pg2701_moby_dick.meta.json").write_text('{"date": 1851}', encoding="utf-8")
+    warnings: list[str] = []
+    again = {r.id: r for r in scan_books([books], warn=lambda code, _: warnings.append(code)).records}
+    assert again["book:library/pg2701_moby_dick"].time == "2001-07-01T00:00:00Z"  # the header's
+    assert warnings == ["BAD_DATE"]
+    (books / "pg2701_moby_dick.meta.json").write_text("[1, 2", encoding="utf-8")
+    warnings.clear()
+    scan_books([books], warn=lambda code, _: warnings.append(code))
+    assert warnings == ["BAD_SIDECAR"]
 
 
 def test_binary_symlink_and_empty_files_are_skipped_and_counted(tmp_path: Path, books: Path) -> None:

@@ -83,18 +83,26 @@ def test_all_runs_configured_sources_then_packs(home: Path, projects: Path, cli:
     assert all(row.get("captured", 0) == 0 for row in again.envelope["data"]["sources"])
 
 
-def test_all_reports_a_failing_source_and_runs_the_rest(home: Path, projects: Path, cli: Cli) -> None:
+def test_all_runs_the_rest_and_exits_with_the_worst_status_naming_the_failed(
+        home: Path, projects: Path, cli: Cli) -> None:
     home.mkdir()
     (home / "config.json").write_bytes(canonical_bytes({"claude_projects": str(projects)}))
     (home / "intent.md").mkdir()  # not a file: the intent source fails
     result = cli("ingest", "--all", "--no-pack-does-not-exist", "--json")
     assert result.exit_code == 2  # unknown option
     result = cli("ingest", "--all", "--json")
-    assert result.exit_code == 0
-    rows = {row["source"]: row for row in result.envelope["data"]["sources"]}
+    assert result.exit_code == 3  # the intent source's INVALID_INPUT: a run with a failure is not a success
+    error = result.envelope["error"]
+    assert error["code"] == "INVALID_INPUT" and error["details"]["failed"] == ["intent"]
+    assert "1 of 2 source(s) failed: intent (INVALID_INPUT" in error["message"]
+    rows = {row["source"]: row for row in error["details"]["sources"]}
     assert rows["intent"]["status"] == "failed" and rows["intent"]["error"]["code"] == "INVALID_INPUT"
-    assert rows["claude"]["captured"] == 4
+    assert rows["claude"]["captured"] == 4  # the others ran, and were packed
+    assert error["details"]["pack"]["status"] == "ok"
     assert "SOURCE_FAILED" in [w["code"] for w in result.envelope["warnings"]]
+    assert cli("sources", "--json").envelope["data"]["records"] == 4
+    human = cli("ingest", "--all")
+    assert human.exit_code == 3 and "intent" in human.stderr
 
 
 def test_all_fails_when_every_configured_source_fails(home: Path, cli: Cli) -> None:

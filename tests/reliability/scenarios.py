@@ -149,6 +149,52 @@ def snapshot(server: _Server, manifest: Path) -> Prepare:
     return prepare
 
 
+SECRET = "hunter2-the-forgotten-secret"
+
+
+def secret_shelf(home: Path) -> None:
+    """A packed home of two books, one with a secret paragraph, the other changed once (two
+    versions, so a forget removes a whole history) and a web page (a document of another kind)."""
+    shelf = home.parent / "shelf"
+    shelf.mkdir(parents=True, exist_ok=True)
+    (shelf / "notes.txt").write_text(f"Public evidence of the notes.\n\nThe password is {SECRET}.\n\n"
+                                     "More evidence after it.\n")
+    (shelf / "other.txt").write_text("Other evidence, first version.\n")
+    run(home, "ingest", "books", str(shelf))
+    (shelf / "other.txt").write_text(f"Other evidence, second version, quoting {SECRET}.\n")
+    run(home, "ingest", "books", str(shelf))
+    run(home, "manual-ingest", "--map", str(_files(home.parent / "files", 2)))
+    run(home, "ingest")
+
+
+def nowhere(text: str) -> Callable[[Path], None]:
+    """A check that ``text`` is in no file of the home (every byte of every file read)."""
+    def check(home: Path) -> None:
+        needle = text.encode()
+        found = [str(p) for p in home.rglob("*") if p.is_file() and needle in p.read_bytes()]
+        assert found == [], f"{text!r} is still in {found}"
+
+    return check
+
+
+def garbage(home: Path) -> None:
+    """A packed home, then what nothing names: a blob, a stage object, a bucket."""
+    import hashlib
+
+    books(home)
+    run(home, "ingest", "books", str(home.parent / "shelf"))
+    data = b"bytes no snapshot names"
+    digest = hashlib.sha256(data).hexdigest()
+    (home / "blobs" / "sha256" / digest[:2]).mkdir(parents=True, exist_ok=True)
+    (home / "blobs" / "sha256" / digest[:2] / digest).write_bytes(data)
+    other = b'{"an":"object no index names"}\n'
+    digest = hashlib.sha256(other).hexdigest()
+    (home / "documents" / "objects" / digest[:2]).mkdir(parents=True, exist_ok=True)
+    (home / "documents" / "objects" / digest[:2] / f"{digest}.json").write_bytes(other)
+    (home / "chunks" / "buckets").mkdir(parents=True, exist_ok=True)
+    (home / "chunks" / "buckets" / f"{'0' * 64}.json").write_bytes(b"{}\n")
+
+
 def scenarios(workdir: Path) -> dict[str, Callable[[], CrashScenario]]:
     """Name -> scenario factory (the snapshot one needs the server running: see the test)."""
     files_map = str(workdir / "files" / "map.json")
@@ -166,4 +212,11 @@ def scenarios(workdir: Path) -> dict[str, Callable[[], CrashScenario]]:
         "ingest intent": lambda: CrashScenario("ingest intent", intent, ["ingest", "intent"]),
         "ingest warc": lambda: CrashScenario("ingest warc", warc,
                                              ["ingest", "warc", str(workdir / "in.warc.gz")]),
+        "forget source": lambda: CrashScenario(
+            "forget source", secret_shelf, ["forget", "--source", "book:shelf/other", "book:shelf/notes#2",
+                                            "--reason", "a secret"],
+            rewrites_log=True, check=nowhere(SECRET)),
+        "forget paragraph": lambda: CrashScenario(
+            "forget paragraph", secret_shelf, ["forget", "book:shelf/notes#2"], rewrites_log=True),
+        "gc": lambda: CrashScenario("gc", garbage, ["gc"], removes_files=True),
     }

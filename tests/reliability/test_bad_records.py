@@ -52,6 +52,7 @@ def test_a_lone_surrogate_skips_its_line_not_the_run(tmp_path: Path, home: Path)
     assert data["records"] == ["chat:claude/p1/s1", "chat:claude/p2/s2"]
     assert data["skipped"] == {"loneSurrogate": 1}
     assert [w["code"] for w in envelope["warnings"]] == ["LINES_SKIPPED"]
+    assert "skipped 1 lone surrogate line(s)" in envelope["warnings"][0]["message"]  # words, not a key
     shown = invoke("--json", "--home", str(home), "show", "chat:claude/p1/s1", "--stale-ok")
     assert shown.exit_code == 0, shown.stderr
     assert "a line that is fine" in shown.stdout and "there" not in shown.stdout
