@@ -134,10 +134,14 @@ def run(argv: Sequence[str] | None = None) -> int:
     progress: Progress | None = None
     try:
         try:
-            from episteme_core.kernel.loader import get_plugins
+            from episteme_core.kernel.loader import BUILTIN_COMPONENTS, get_plugins
 
             plugins = get_plugins()
-            commands = {name: c.obj for name, c in plugins.components.get("command", {}).items()}
+            # a builtin command loads only itself (and later what it uses); else every command is
+            builtin = selected_command(argv, BUILTIN_COMPONENTS["command"])
+            command = plugins.find("command", builtin) if builtin else None
+            commands = ({builtin: command} if builtin and command is not None else
+                        {name: c.obj for name, c in plugins.of("command").items()})
             parser = build_parser(commands, only=selected_command(argv, commands))
             args = parser.parse_args(argv)
             as_json, debug = args.json, args.debug
@@ -166,12 +170,14 @@ def run(argv: Sequence[str] | None = None) -> int:
             outcome = commands[command_name].run(args, ctx)
             if progress is not None:
                 progress.close()
+            _plugin_warnings(warnings)
             return _emit_success(as_json, command_name, outcome.data, outcome.text, warnings)
         except KeyboardInterrupt as exc:
             raise Cancelled("SIGINT") from exc
     except SystemExit as exc:  # --help
         return exc.code if isinstance(exc.code, int) else 0
     except EpistemeError as known:
+        _plugin_warnings(warnings)
         return _emit_failure(as_json, debug, command_name, known, warnings, progress)
     except KeyboardInterrupt:
         return _emit_failure(as_json, debug, command_name, Cancelled("SIGINT"), warnings, progress)
@@ -179,6 +185,14 @@ def run(argv: Sequence[str] | None = None) -> int:
         error = EpistemeError("INTERNAL_ERROR", f"{type(exc).__name__}: {exc}")
         error.__cause__ = exc
         return _emit_failure(as_json, debug, command_name, error, warnings, progress)
+
+
+def _plugin_warnings(warnings: list[dict[str, Any]]) -> None:
+    """Add the warnings of plugins a command loaded while it ran (it loads components on demand)."""
+    from episteme_core.kernel.loader import get_plugins
+
+    if get_plugins.cache_info().currsize:
+        warnings.extend(w for w in get_plugins().warnings() if w not in warnings)
 
 
 def _emit_success(
