@@ -27,7 +27,8 @@ def _snapshot(plugins: Plugins) -> dict[str, Any]:
     return {
         "components": {kind: {name: (c.plugin, c.order) for name, c in table.items()}
                        for kind, table in sorted(plugins.components.items())},
-        "infos": [(i.name, i.error, i.components, [r.message for r in i.refused]) for i in plugins.infos.values()],
+        "infos": [(i.name, i.error, i.components, [r.message for r in i.refused])
+                  for i in plugins.infos.values()],
         "warnings": plugins.warnings(),
     }
 
