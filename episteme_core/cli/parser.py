@@ -31,7 +31,7 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def _get_formatter(self) -> argparse.HelpFormatter:
         # argparse makes a formatter for every option it adds; its own finds the width with shutil
-        return self.formatter_class(prog=self.prog, width=terminal_columns() - 2)
+        return self.formatter_class(prog=self.prog, width=terminal_columns() - 2)  # type: ignore[call-arg]
 
     def error(self, message: str) -> NoReturn:
         hint = f"Run '{self.prog} --help'."
