@@ -461,6 +461,51 @@ def lucene_jar(given: str | None) -> tuple[Path | None, str]:
     return candidates[0], ""
 
 
+PROBE = """
+import sys
+before = set(sys.modules)
+from episteme_core.cli.main import run
+import contextlib, io
+with contextlib.redirect_stdout(io.StringIO()):
+    run(sys.argv[1:])
+print(" ".join(m for m in sys.modules if m not in before))
+"""
+
+
+def breakdown(home: Path, term: str, runs: int) -> list[tuple[str, int, float]]:
+    """Where a cold query's CPU goes: new processes importing, in turn, nothing, the standard library
+    modules the query imports, then its other third-party modules, then episteme's, then the whole
+    query (interleaved, ``runs`` times); (step, modules, median CPU of the step alone)."""
+    args = ["--home", str(home), "query", "--term", term, "--json"]
+    loaded = subprocess.run([PY, "-c", PROBE, *args], capture_output=True, text=True, check=True,
+                            env=CHILD_ENV).stdout.split()
+    stdlib = set(sys.stdlib_module_names)
+    ours = [m for m in loaded if m.split(".")[0] == "episteme_core"]
+    library = [m for m in loaded if m.split(".")[0].lstrip("_") in stdlib or m.split(".")[0] in stdlib]
+    others = [m for m in loaded if m not in ours and m not in library]
+    steps = [("the interpreter (`python -c pass`)", []), ("standard-library modules", library),
+             ("third-party modules (attrs, PyStemmer, ...)", others), ("episteme's modules", ours)]
+    imports = ("import importlib\nfor m in {!r}:\n"
+               "    try: importlib.import_module(m)\n    except Exception: pass\n")
+    commands, names = [], []
+    for i, (name, _) in enumerate(steps):
+        modules = [m for _, group in steps[: i + 1] for m in group]
+        commands.append([PY, "-c", imports.format(modules) if modules else "pass"])
+        names.append(name)
+    commands.append([*episteme_cli(), *args])
+    names.append("the query's own work (the whole cold query)")
+    samples: list[list[float]] = [[] for _ in commands]
+    for command in commands:
+        cpu_of(command)
+    for _ in range(runs):
+        for i, command in enumerate(commands):
+            samples[i].append(cpu_of(command)[0])
+    medians = [median(s) for s in samples]
+    sizes = [len(group) for _, group in steps] + [0]
+    return [(name, size, medians[i] - (medians[i - 1] if i else 0.0))
+            for i, (name, size) in enumerate(zip(names, sizes, strict=True))]
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
@@ -623,7 +668,12 @@ def main() -> None:
         r["serve"] = (served[system.name][1], median(served[system.name][0]))
         r["rerun"] = (median([c for c, _ in reruns[system.name]]),
                       median([w for _, w in reruns[system.name]]))
+    steps = breakdown(home, terms[0], args.runs)
     report(args, systems, results, skipped, load_before, os.getloadavg(), home)
+    print("\n| a cold `episteme query`, step by step (median CPU of new processes) | modules | CPU |")
+    print("|---|---:|---:|")
+    for name, modules, cpu in steps:
+        print(f"| {name} | {modules or '–'} | {cpu * 1000:.1f} ms |")
     if not args.keep:
         shutil.rmtree(workdir, ignore_errors=True)
 
