@@ -264,13 +264,36 @@ public class PeerLucene {
 MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
+def become_subreaper() -> bool:
+    """Make this process the reaper of its descendants' orphans (Linux ``PR_SET_CHILD_SUBREAPER``), so
+    the CPU of a command's worker processes (``index`` builds on a pool) counts in ``RUSAGE_CHILDREN``
+    once they are reaped."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def reap_orphans() -> None:
+    """Wait for every descendant left (workers a command started, reparented here)."""
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
 def cpu_of(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """(CPU seconds, wall seconds) of one new process (user + system of the child and its threads)."""
+    """(CPU seconds, wall seconds) of one new process: user + system of the child, its threads and
+    the processes it started (no server of this bench may be running meanwhile)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
                    env=env or CHILD_ENV)
     wall = time.perf_counter() - started
+    reap_orphans()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, wall
 
@@ -544,11 +567,14 @@ def main() -> None:
     parser.add_argument("--build-rounds", type=int, default=2, help="index builds per system")
     parser.add_argument("--reruns", type=int, default=5, help="unchanged re-runs per system")
     parser.add_argument("--lucene-jar", metavar="JAR", help="Anserini's fat jar (Pyserini ships it)")
-    parser.add_argument("--only", metavar="NAMES", help="comma-separated peers to run (default: all)")
+    parser.add_argument("--only", metavar="NAMES",
+                        help="comma-separated peers to run beside episteme (default: all; 'none': none)")
     parser.add_argument("--keep", metavar="DIR", help="work in DIR and keep it (the corpus is reused)")
     parser.add_argument("--reuse-builds", action="store_true",
                         help="with --keep: measure the queries on the indexes a run left (no build row)")
     args = parser.parse_args()
+    if not become_subreaper():
+        print("(not a subreaper here: a build's worker processes may be missing from its CPU)")
     load_before = os.getloadavg()
 
     workdir = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="episteme-peers-"))
