@@ -456,7 +456,8 @@ class Lucene(System):
         return [int(v) / 1e9 for v in out[0].split()], [int(v) / 1e9 for v in out[1].split()]
 
     def serve_cmd(self) -> list[str]:
-        return self.java("serve", str(self.index / "index"))
+        command = self.java("serve", str(self.index / "index"))
+        return [command[0], "-Dsun.net.httpserver.nodelay=true", *command[1:]]  # no Nagle delay
 
 
 def lucene_jar(given: str | None) -> tuple[Path | None, str]:
