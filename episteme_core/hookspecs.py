@@ -12,21 +12,52 @@ is a ``COMPONENT_TIE`` warning naming both.
 
 A plugin imports only ``episteme_core.api`` (its tests also ``episteme_core.testing``).
 
-Hooks are called once per process, when the plugin manager loads, before any command runs. A hook
-must be cheap: import heavy libraries inside the component's methods, never at module import or in
-the hook, so that ``episteme --help`` stays fast. A hook must never write to the home.
+Hooks are called at most once per process, when a command first needs a component of their kind
+(``episteme query`` calls the builtins' command and indexer hooks only; ``episteme plugins``,
+``--help`` and library code that lists a kind call every hook of it). A hook must be cheap: import
+heavy libraries inside the component's methods, never at module import or in the hook, so that
+``episteme --help`` stays fast. A hook must never write to the home.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
-
-import pluggy
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 PROJECT_NAME = "episteme"
 
-hookspec = pluggy.HookspecMarker(PROJECT_NAME)
-hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _SpecMarker:
+    """``pluggy.HookspecMarker(PROJECT_NAME)``: marks a hook specification as pluggy reads it (the
+    ``episteme_spec`` options), without importing pluggy: a command that needs only the builtins
+    never loads the plugin manager (``tests/kernel/test_plugin_loading.py`` holds it to pluggy's)."""
+
+    def __call__(self, function: F) -> F:
+        setattr(function, PROJECT_NAME + "_spec", {
+            "firstresult": False, "historic": False, "warn_on_impl": None, "warn_on_impl_args": None})
+        return function
+
+
+class _ImplMarker:
+    """``pluggy.HookimplMarker(PROJECT_NAME)``: marks a hook implementation (``@hookimpl``, or
+    ``@hookimpl(tryfirst=True)``) with the ``episteme_impl`` options pluggy reads, without pluggy."""
+
+    def __call__(self, function: F | None = None, *, hookwrapper: bool = False, optionalhook: bool = False,
+                 tryfirst: bool = False, trylast: bool = False, specname: str | None = None,
+                 wrapper: bool = False) -> Any:
+        def mark(func: F) -> F:
+            setattr(func, PROJECT_NAME + "_impl", {
+                "wrapper": wrapper, "hookwrapper": hookwrapper, "optionalhook": optionalhook,
+                "tryfirst": tryfirst, "trylast": trylast, "specname": specname})
+            return func
+
+        return mark if function is None else mark(function)
+
+
+hookspec = _SpecMarker()
+hookimpl = _ImplMarker()
 
 
 class Register(Protocol):

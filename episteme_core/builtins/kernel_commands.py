@@ -20,7 +20,7 @@ def _configure_plugins(parser: argparse.ArgumentParser) -> None:
 def _run_plugins(args: argparse.Namespace, ctx: Context) -> Outcome:
     from episteme_core.records.convert import unstructure
 
-    infos = sorted(ctx.plugins.infos.values(), key=lambda i: (not i.builtin, i.name))
+    infos = sorted(ctx.plugins.load_all().infos.values(), key=lambda i: (not i.builtin, i.name))
     data = {"plugins": [unstructure(info) for info in infos]}
     lines = []
     for info in infos:

@@ -68,7 +68,7 @@ def _since(value: str | None) -> str | None:
 def _run_query(args: argparse.Namespace, ctx: Context) -> Outcome:
     from episteme_core.builtins.chunking import stage_override
     from episteme_core.cli.executor_options import executor_spec_of
-    from episteme_core.records.convert import unstructure
+    from episteme_core.records.convert import plain
     from episteme_core.records.hits import Filters
     from episteme_core.search.query import check_term, query, render
 
@@ -95,7 +95,7 @@ def _run_query(args: argparse.Namespace, ctx: Context) -> Outcome:
         result = query(ctx.home, args.term, filters=filters, limit=args.limit, offset=args.offset,
                        max_chars=args.max_chars, exact=args.exact, shard_set=shard_set, plugins=ctx.plugins,
                        indexer=args.indexer, warn=ctx.warn, rerank=second)
-    return Outcome(data=unstructure(result), text=render(result))
+    return Outcome(data=plain(result), text=render(result))
 
 
 @contextlib.contextmanager

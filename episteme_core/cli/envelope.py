@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import traceback
 from typing import Any
 
 from episteme_core import __version__
@@ -105,6 +104,8 @@ def cause_chain(error: BaseException) -> list[dict[str, Any]]:
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
         seen.add(id(current))
+        import traceback  # only for --debug: most runs never format a traceback
+
         stack = "".join(traceback.format_tb(current.__traceback__)) or None
         causes.append({"name": type(current).__name__, "message": str(current), "stack": stack})
         current = current.__cause__ or current.__context__

@@ -16,10 +16,10 @@ if TYPE_CHECKING:
 
 def add_executor_options(parser: argparse.ArgumentParser, *, jobs: bool = True) -> None:
     """``--executor`` and, for commands that build (``jobs``), ``--jobs``."""
-    from episteme_core.cli.parser import int_range
-    from episteme_core.executor.base import MAX_JOBS, MIN_JOBS
-
     if jobs:
+        from episteme_core.cli.parser import int_range
+        from episteme_core.executor.base import MAX_JOBS, MIN_JOBS
+
         parser.add_argument(
             "--jobs", type=int_range(MIN_JOBS, MAX_JOBS), default=None, metavar="N",
             help=f"worker processes for the local executor ({MIN_JOBS}-{MAX_JOBS}; default "

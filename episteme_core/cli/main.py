@@ -168,11 +168,16 @@ def run(argv: Sequence[str] | None = None, *, pending: Sequence[str] = ()) -> in
                 # The fast path: no plugins to load for the version.
                 data = {"name": PROG, "version": __version__}
                 return _emit_success(as_json, None, data, f"{PROG} {__version__}\n", [], signals)
-            from episteme_core.kernel.loader import get_plugins
+            from episteme_core.kernel.loader import BUILTIN_COMPONENTS, get_plugins
 
             plugins = get_plugins()
+            # a builtin command loads only itself (and later what it uses); else every command is
+            builtin = selected_command(argv, BUILTIN_COMPONENTS["command"])
+            command = plugins.find("command", builtin) if builtin else None
+            commands = ({builtin: command} if builtin and command is not None else
+                        {name: c.obj for name, c in plugins.of("command").items()})
+            signal_at("plugins-loaded")
             _swallowed()
-            commands = {name: c.obj for name, c in plugins.components.get("command", {}).items()}
             parser = build_parser(commands, only=selected_command(argv, commands))
             try:
                 args = parser.parse_args(argv)
@@ -208,6 +213,7 @@ def run(argv: Sequence[str] | None = None, *, pending: Sequence[str] = ()) -> in
             _swallowed()
             if progress is not None:
                 progress.close()
+            _plugin_warnings(warnings)
             return _emit_success(as_json, command_name, outcome.data, outcome.text, warnings, signals)
         except KeyboardInterrupt as exc:
             raise Cancelled("SIGINT") from exc
@@ -218,6 +224,7 @@ def run(argv: Sequence[str] | None = None, *, pending: Sequence[str] = ()) -> in
     except EpistemeError as known:
         if cancel_requested() is not None and known.code != "CANCELLED":
             known = Cancelled(str(cancel_requested()))
+        _plugin_warnings(warnings)
         return _emit_failure(as_json, debug, command_name, known, warnings, progress, signals)
     except KeyboardInterrupt:
         return _emit_failure(as_json, debug, command_name, Cancelled("SIGINT"), warnings, progress, signals)
@@ -240,6 +247,14 @@ def _reader_left() -> int:
     except (OSError, ValueError):
         pass
     return 0
+
+
+def _plugin_warnings(warnings: list[dict[str, Any]]) -> None:
+    """Add the warnings of plugins a command loaded while it ran (it loads components on demand)."""
+    from episteme_core.kernel.loader import get_plugins
+
+    if get_plugins.cache_info().currsize:
+        warnings.extend(w for w in get_plugins().warnings() if w not in warnings)
 
 
 def _emit_success(
@@ -288,7 +303,13 @@ def _emit_failure(
 
 
 def main(pending: Sequence[str] = ()) -> NoReturn:
-    sys.exit(run(pending=pending))
+    """Run the CLI and exit with its status. Once the outcome is written, a late SIGTERM or SIGINT is
+    ignored: the interpreter's own shutdown would otherwise die of it (its handlers gone by then) and
+    report a finished command as killed."""
+    status = run(pending=pending)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(status)
 
 
 if __name__ == "__main__":

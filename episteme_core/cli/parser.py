@@ -3,14 +3,35 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import sys
 from typing import Any, NoReturn
 
 from episteme_core.errors import EpistemeError
 
 
+def terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns`` without importing shutil (and with it bz2, lzma and
+    zlib): ``$COLUMNS``, else the terminal's width, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are ``INVALID_USAGE`` with a "did you mean" hint."""
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse makes a formatter for every option it adds; its own finds the width with shutil
+        return self.formatter_class(prog=self.prog, width=terminal_columns() - 2)  # type: ignore[call-arg]
 
     def error(self, message: str) -> NoReturn:
         hint = f"Run '{self.prog} --help'."

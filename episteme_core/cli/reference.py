@@ -38,7 +38,7 @@ def render() -> str:
 
         get_plugins.cache_clear()
         plugins = get_plugins()
-        commands = {name: c.obj for name, c in plugins.components.get("command", {}).items()}
+        commands = {name: c.obj for name, c in plugins.of("command").items()}
         parts = [HEADER]
         for path, text in _walk(build_parser(commands), ["episteme"]):
             parts.append(f"\n## `{' '.join(path)}`\n\n```text\n{text.rstrip()}\n```\n")

@@ -4,6 +4,8 @@ Reading order: words are grouped into lines; a page whose lines leave a clear ve
 read column by column (full-width lines above the columns first, those below last). Lines become
 paragraphs at vertical gaps and at the end of a bold run; larger type or a wholly bold short
 paragraph becomes a heading (``pdf_headings``). Tables: ruled and text-aligned (``pdf_tables``).
+Words end at gaps measured against their type size too, so small type set without space characters
+keeps its words (``pdf_words``).
 Bounds: pages (``maxPages``), time (``timeLimitS``, checked between pages and inside each page's
 layout) and drawing objects per page (``maxObjectsPerPage``, ``pdf_bounds``). Encrypted, scanned,
 empty, corrupt and truncated files give status ``partial`` or ``failed`` with a diagnostic naming
@@ -40,6 +42,7 @@ from episteme_core.extract.pdf_guard import (
 )
 from episteme_core.extract.pdf_headings import HeadingLevels, classify, font_family, is_bold, split_number
 from episteme_core.extract.pdf_tables import FoundTable, find_tables, unplaced
+from episteme_core.extract.pdf_words import extract_words
 from episteme_core.records.evidence import Document
 from episteme_core.records.extraction import ExtractRequest
 
@@ -322,7 +325,7 @@ class PdfExtractor:
     """The builtin ``pdf`` extractor (pdfplumber)."""
 
     name = "pdf"
-    version = "2"  # 2: bold headings, text-aligned tables, bounds inside a page
+    version = "3"  # 2: bold headings, text-aligned tables, bounds inside a page; 3: gaps by type size
     content_types = ("application/pdf",)
     limits = ("no-ocr", "images-not-read", "annotations-not-read")
     option_names = ("maxPages", "timeLimitS", "maxBytes", "maxObjectsPerPage")
@@ -427,7 +430,7 @@ class PdfExtractor:
 
     def _page(self, page: Any, number: int, builder: DocumentBuilder, levels: HeadingLevels,
               deadline: float) -> bool:
-        words = page.extract_words(x_tolerance=1.5, extra_attrs=["size"], return_chars=True)
+        words = extract_words(page.chars, extra_attrs=["size"], return_chars=True)
         if not words:
             return False
         _mark_fonts(words)

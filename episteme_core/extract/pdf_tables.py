@@ -9,6 +9,7 @@ are some, else from text alignment). A text table is kept only when it looks lik
 cells. Ordinary prose, even in two columns, never has rows of three segments, so it never gets
 this far. A row holding one cell below a fuller row continues that row's cell (a wrapped line).
 Words inside a table's box that no cell holds are handed back to the running text (``unplaced``).
+Cells, like the page, split words at gaps measured against the type size (``pdf_words``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import statistics
 from typing import Any
 
 import attrs
+
+from episteme_core.extract.pdf_words import X_TOLERANCE, cell_text, extract_words
 
 TEXT_SETTINGS: dict[str, Any] = {"vertical_strategy": "text", "horizontal_strategy": "text",
                                  "text_x_tolerance": 1.5}
@@ -144,7 +147,7 @@ def _text_table(page: Any, box: Box, verticals: list[float] | None) -> FoundTabl
     x0, top, x1, bottom = box
     region = page.crop((max(x0 - 1, page.bbox[0]), max(top - 1, page.bbox[1]),
                         min(x1 + 1, page.bbox[2]), min(bottom + 1, page.bbox[3])))
-    words = region.extract_words(x_tolerance=1.5)
+    words = extract_words(region.chars)
     if not words:
         return None
     settings = dict(TEXT_SETTINGS)
@@ -172,20 +175,47 @@ def _text_table(page: Any, box: Box, verticals: list[float] | None) -> FoundTabl
 def _place(words: list[dict[str, Any]], table: Any, columns: list[float]) -> list[list[str]]:
     """Rows from the text strategy, filled with whole words: each word goes to the column its
     left edge lies in (the outer columns open-ended), so a line that runs past a column edge or
-    past the table's detected box is never cut mid-word."""
+    past the table's detected box is never cut mid-word. A word set at most ``X_TOLERANCE`` after
+    the word before it on its line (a phrase in small type, set without spaces) goes where that
+    word went: the run is placed by its left edge, as one glued word was."""
     width = len(columns) - 1
     rows = []
     for row in table.rows:
         if not row.bbox:
             continue
         top, bottom = row.bbox[1], row.bbox[3]
+        inside = [w for w in words if top <= (w["top"] + w["bottom"]) / 2 <= bottom]
+        slots: dict[int, int] = {}
+        for line in text_rows(inside):
+            previous: dict[str, Any] | None = None
+            for word in line:
+                if previous is not None and word["x0"] - previous["x1"] <= X_TOLERANCE:
+                    slots[id(word)] = slots[id(previous)]
+                else:
+                    at = bisect.bisect_right(columns, word["x0"] + 0.5) - 1
+                    slots[id(word)] = max(0, min(width - 1, at))
+                previous = word
         cells: list[list[str]] = [[] for _ in range(width)]
-        for word in sorted(words, key=lambda w: w["x0"]):
-            if top <= (word["top"] + word["bottom"]) / 2 <= bottom:
-                slot = max(0, min(width - 1, bisect.bisect_right(columns, word["x0"] + 0.5) - 1))
-                cells[slot].append(word["text"])
+        for word in sorted(inside, key=lambda w: w["x0"]):
+            cells[slots[id(word)]].append(word["text"])
         rows.append([" ".join(cell) for cell in cells])
     return rows
+
+
+def _cells(table: Any) -> list[list[str | None]]:
+    """A ruled table's cell texts, as ``table.extract()`` gives them (a character belongs to the cell
+    its centre lies in), its words split at gaps as the page's words are (``pdf_words``)."""
+    def within(char: dict[str, Any], box: Box) -> bool:
+        mid_x, mid_y = (char["x0"] + char["x1"]) / 2, (char["top"] + char["bottom"]) / 2
+        return bool(box[0] <= mid_x < box[2] and box[1] <= mid_y < box[3])
+
+    chars = table.page.chars
+    out: list[list[str | None]] = []
+    for row in table.rows:
+        row_chars = [c for c in chars if within(c, row.bbox)]
+        out.append([None if cell is None else cell_text([c for c in row_chars if within(c, cell)])
+                    for cell in row.cells])
+    return out
 
 
 def _round(box: Box) -> Box:
@@ -202,7 +232,7 @@ def _crowded(box: Box, words: list[dict[str, Any]]) -> bool:
 
 def _reread_ruled(page: Any, table: Any, words: list[dict[str, Any]]) -> FoundTable:
     """A ruled table; a crowded row is replaced by its text rows under the ruled columns."""
-    rows = _clean(table.extract(x_tolerance=1.5))
+    rows = _clean(_cells(table))
     verticals = _columns(table)
     out: list[list[str]] = []
     strategy = "lines"

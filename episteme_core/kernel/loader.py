@@ -4,8 +4,17 @@
 set but empty, it loads builtins only. Every component is checked against its kind's contract
 (``kernel.contracts``) as it registers. A plugin's mistake stays its own: a plugin that fails to
 import, whose hook raises, that registers a kind its hook does not take or a component that lacks a
-required member is refused and recorded (``episteme plugins``, a warning on every command), and
-everything else still loads.
+required member is refused and recorded (``episteme plugins``, a warning on every command that loads
+it), and everything else still loads.
+
+``load_plugins`` loads everything at once. ``get_plugins`` (the CLI's registry) loads on demand, so
+a command pays only for what it uses: a component a builtin holds (``BUILTIN_COMPONENTS``, a table a
+test holds to what the builtins register) imports that one builtin module and calls its hook for the
+kind; a name no builtin holds, or a whole kind (``Plugins.all``), calls that kind's hooks in every
+builtin and entry-point plugin; ``episteme plugins`` and ``--help`` load everything. A plugin can
+never take a builtin's name, so ``episteme query`` on a home of the bm25 indexer imports two builtin
+modules, no entry-point plugin and not pluggy. Hooks are called in the order the plugin manager
+calls them (entry points last-registered first, then the builtins last first), each at most once.
 """
 
 from __future__ import annotations
@@ -16,8 +25,6 @@ from collections.abc import Callable
 from functools import cache
 from types import ModuleType
 from typing import Any
-
-import pluggy
 
 from episteme_core import __version__, hookspecs
 from episteme_core.errors import Cancelled, cancel_requested
@@ -38,6 +45,8 @@ HOOK_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "episteme_commands": ("command", ("command",)),
     "episteme_tools": ("tool", ("tool",)),
 }
+# kind -> the one hook that may register it
+KIND_HOOK: dict[str, str] = {kind: hook for hook, (_, kinds) in HOOK_KINDS.items() for kind in kinds}
 
 
 def _allowed_external() -> set[str] | None:
@@ -64,26 +73,172 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "episteme_core.builtins.forgetting",
 )
 
+BUILTINS = "episteme_core.builtins."
+# kind -> name -> the builtin module (under ``BUILTINS``) that registers it; a module's hooks are the
+# hooks of the kinds it registers. ``tests/kernel/test_plugin_loading.py`` holds it to a full load.
+BUILTIN_COMPONENTS: dict[str, dict[str, str]] = {
+    "chunker": {"paragraph": "chunking", "window": "chunking"},
+    "command": {
+        "ask": "ask", "chunk": "chunking", "diff": "retrieval", "eval": "ask", "export": "export",
+        "extract": "extraction", "index": "indexing", "ingest": "ingest", "init": "kernel_commands",
+        "manual-ingest": "capture", "pipeline": "retrieval", "plugins": "kernel_commands",
+        "query": "retrieval", "serve": "serve", "show": "personal", "snapshot": "capture",
+        "sources": "personal", "verify": "kernel_commands", "forget": "forgetting", "gc": "forgetting",
+    },
+    "exporter": {"warc": "capture"},
+    "extractor": {"html": "extraction", "pdf": "extraction", "record": "personal", "text": "extraction",
+                  "xml": "extraction"},
+    "family": {"generic": "extraction"},
+    "indexer": {"bm25": "indexing"},
+    "reader": {"bm25": "ask", "http": "ask"},
+    "source": {"books": "personal", "claude": "personal", "file": "capture", "http": "capture",
+               "intent": "personal", "warc": "capture"},
+    "tool": {"ask": "serve", "query": "serve", "show": "serve", "sources": "serve", "verify": "serve"},
+}
 
-def _builtin_modules() -> list[str]:
-    return list(DEFAULT_PLUGINS)
+
+def builtin_hooks() -> dict[str, list[str]]:
+    """hook name -> the builtin modules implementing it, in ``DEFAULT_PLUGINS`` order."""
+    implementing: dict[str, set[str]] = {}
+    for kind, names in BUILTIN_COMPONENTS.items():
+        for module in names.values():
+            implementing.setdefault(KIND_HOOK[kind], set()).add(BUILTINS + module)
+    return {hook: [m for m in DEFAULT_PLUGINS if m in modules] for hook, modules in implementing.items()}
 
 
-def _register_builtins(pm: pluggy.PluginManager, plugins: Plugins) -> None:
-    for module_name in _builtin_modules():
-        info = PluginInfo(
-            name=module_name, version=__version__, module=module_name, builtin=True
-        )
-        plugins.infos[module_name] = info
+class _Loading:
+    """A registry's loading state: which builtins are imported, which hooks were called by whom, and
+    the entry-point plugins' manager (built the first time an entry point is needed)."""
+
+    def __init__(self) -> None:
+        self.modules: dict[str, ModuleType] = {}
+        self.called: set[tuple[str, str]] = set()  # (plugin, hook)
+        self.kinds: set[str] = set()  # kinds loaded whole
+        self.external: list[str] | None = None  # the entry points registered, in registration order
+        self.everything = False
+
+    # -- what the registry asks for ------------------------------------------------------------------
+    def load_component(self, plugins: Plugins, kind: str, name: str) -> None:
+        module = BUILTIN_COMPONENTS.get(kind, {}).get(name)
+        if module is not None:
+            self._call_builtin(plugins, BUILTINS + module, KIND_HOOK[kind])
+        if name not in plugins.components.get(kind, {}):
+            self.load_kind(plugins, kind)
+
+    def load_kind(self, plugins: Plugins, kind: str) -> None:
+        hook = KIND_HOOK.get(kind)
+        if kind in self.kinds or hook is None:
+            return
+        self.kinds.update(HOOK_KINDS[hook][1])
+        self._call_hook(plugins, hook)
+
+    def load_all(self, plugins: Plugins) -> None:
+        if self.everything:
+            return
+        self.everything = True
+        for module in DEFAULT_PLUGINS:  # every builtin is listed, even one that registers nothing
+            self._builtin(plugins, module)
+        self._register_entry_points(plugins)
+        for hook in HOOK_KINDS:
+            self.kinds.update(HOOK_KINDS[hook][1])
+            self._call_hook(plugins, hook)
+
+    # -- hooks ---------------------------------------------------------------------------------------
+    def _call_hook(self, plugins: Plugins, hook: str) -> None:
+        """``hook`` in every plugin that has not had it called, in the plugin manager's order."""
+        signal_at(f"hook:{hook}")
+        self._register_entry_points(plugins)
+        manager = plugins.manager
+        if manager is not None:
+            for impl in reversed(getattr(manager.hook, hook).get_hookimpls()):
+                self._call(plugins, impl.plugin_name, hook, impl.function)
+        for module in reversed(builtin_hooks().get(hook, [])):
+            self._call_builtin(plugins, module, hook)
+
+    def _call_builtin(self, plugins: Plugins, module_name: str, hook: str) -> None:
+        module = self._builtin(plugins, module_name)
+        function = getattr(module, hook, None) if module is not None else None
+        if function is not None:
+            self._call(plugins, module_name, hook, function)
+
+    def _call(self, plugins: Plugins, plugin_name: str, hook: str, function: Callable[..., Any]) -> None:
+        if (plugin_name, hook) in self.called:
+            return
+        self.called.add((plugin_name, hook))
+        info = plugins.infos[plugin_name]
+        if info.error:  # refused whole already: its other hooks are not called
+            return
+        default_kind, kinds = HOOK_KINDS[hook]
+        register = _make_register(plugins, plugin_name, default_kind, kinds, hook, self.position(plugin_name))
+        try:
+            function(register=register)
+        except Cancelled:
+            raise  # a signal while loading is the command's cancellation, never the plugin's failure
+        except Exception as exc:
+            _cancelled_meanwhile(exc)
+            info.error = f"{hook} raised {type(exc).__name__}: {exc}"
+            _refuse_whole(plugins, info)
+
+    def position(self, plugin_name: str) -> int:
+        """A plugin's place in the load order: the builtins in ``DEFAULT_PLUGINS`` order, then the
+        entry points in the order they were registered (whatever was loaded first)."""
+        if plugin_name in DEFAULT_PLUGINS:
+            return DEFAULT_PLUGINS.index(plugin_name)
+        return len(DEFAULT_PLUGINS) + (self.external or []).index(plugin_name)
+
+    # -- plugins -------------------------------------------------------------------------------------
+    def _builtin(self, plugins: Plugins, module_name: str) -> ModuleType | None:
+        if module_name in plugins.infos:
+            return self.modules.get(module_name)
+        info = PluginInfo(name=module_name, version=__version__, module=module_name, builtin=True)
+        _add_info(plugins, info, self.position(module_name))
         try:
             signal_at(f"plugin:{module_name}")
             module = importlib.import_module(module_name)
-            pm.register(module, name=module_name)
         except Cancelled:
             raise  # a signal while loading is the command's cancellation, never the plugin's failure
         except Exception as exc:  # a broken builtin is reported like any plugin
             _cancelled_meanwhile(exc)
             info.error = f"{type(exc).__name__}: {exc}"
+            return None
+        self.modules[module_name] = module
+        return module
+
+    def _register_entry_points(self, plugins: Plugins) -> None:
+        """Import every allowed entry-point plugin into a pluggy manager, once (a plugin that fails to
+        import, or implements a hook episteme does not define, is refused whole)."""
+        if self.external is not None:
+            return
+        self.external = []
+        from episteme_core.kernel.entrypoints import entry_points
+
+        allowed = _allowed_external()
+        found = [ep for ep in sorted(entry_points(ENTRY_POINT_GROUP), key=lambda e: e.name)
+                 if allowed is None or {ep.name, ep.dist_name, ep.dist_name.replace("_", "-")} & allowed]
+        found = [ep for ep in found if ep.name not in DEFAULT_PLUGINS]
+        if not found:
+            return
+        import pluggy
+
+        manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        manager.add_hookspecs(hookspecs)
+        plugins.manager = manager
+        for ep in found:
+            if ep.name in plugins.infos:
+                continue
+            self.external.append(ep.name)
+            info = PluginInfo(name=ep.name, version=ep.dist_version, module=ep.value, builtin=False)
+            _add_info(plugins, info, self.position(ep.name))
+            try:
+                signal_at(f"plugin:{ep.name}")
+                module: ModuleType = ep.load()
+                manager.register(module, name=ep.name)
+            except Cancelled:
+                raise
+            except Exception as exc:
+                _cancelled_meanwhile(exc)
+                info.error = f"{type(exc).__name__}: {exc}"
+        _drop_invalid(manager, plugins)
 
 
 def _cancelled_meanwhile(exc: BaseException) -> None:
@@ -95,47 +250,20 @@ def _cancelled_meanwhile(exc: BaseException) -> None:
         raise Cancelled(signal_name) from exc
 
 
-def _register_entry_points(pm: pluggy.PluginManager, plugins: Plugins) -> None:
-    from episteme_core.kernel.entrypoints import entry_points
-
-    allowed = _allowed_external()
-    for ep in sorted(entry_points(ENTRY_POINT_GROUP), key=lambda e: e.name):
-        names = {ep.name, ep.dist_name, ep.dist_name.replace("_", "-")}
-        if allowed is not None and not names & allowed:
-            continue
-        if ep.name in plugins.infos:
-            continue
-        info = PluginInfo(name=ep.name, version=ep.dist_version, module=ep.value, builtin=False)
-        plugins.infos[ep.name] = info
-        try:
-            signal_at(f"plugin:{ep.name}")
-            module: ModuleType = ep.load()
-            pm.register(module, name=ep.name)
-        except Cancelled:
-            raise
-        except Exception as exc:
-            _cancelled_meanwhile(exc)
-            info.error = f"{type(exc).__name__}: {exc}"
+def _add_info(plugins: Plugins, info: PluginInfo, position: int) -> None:
+    """Record a plugin, keeping ``plugins.infos`` in load order (builtins, then entry points) however
+    lazily they came."""
+    places = {name: _place(plugins, name) for name in plugins.infos}
+    places[info.name] = position
+    infos = {**plugins.infos, info.name: info}
+    plugins.infos.clear()
+    plugins.infos.update(sorted(infos.items(), key=lambda item: places[item[0]]))
 
 
-def _collect(pm: pluggy.PluginManager, plugins: Plugins) -> None:
-    for hook_name, (default_kind, kinds) in HOOK_KINDS.items():
-        signal_at(f"hook:{hook_name}")
-        caller = getattr(pm.hook, hook_name)
-        # pluggy calls implementations last-registered first; keep that order.
-        for impl in reversed(caller.get_hookimpls()):
-            info = plugins.infos[impl.plugin_name]
-            if info.error:  # refused whole already: its other hooks are not called
-                continue
-            register = _make_register(plugins, impl.plugin_name, default_kind, kinds, hook_name)
-            try:
-                impl.function(register=register)
-            except Cancelled:
-                raise  # a signal while loading is the command's cancellation, never the plugin's failure
-            except Exception as exc:
-                _cancelled_meanwhile(exc)
-                info.error = f"{hook_name} raised {type(exc).__name__}: {exc}"
-                _refuse_whole(plugins, info)
+def _place(plugins: Plugins, name: str) -> int:
+    loading = plugins.loader
+    assert isinstance(loading, _Loading)
+    return loading.position(name)
 
 
 def _refuse_whole(plugins: Plugins, info: PluginInfo) -> None:
@@ -149,12 +277,11 @@ def _refuse_whole(plugins: Plugins, info: PluginInfo) -> None:
 
 
 def _make_register(
-    plugins: Plugins, plugin_name: str, default_kind: str, kinds: tuple[str, ...], hook: str
+    plugins: Plugins, plugin_name: str, default_kind: str, kinds: tuple[str, ...], hook: str, position: int
 ) -> Callable[..., None]:
     from episteme_core.kernel.contracts import missing_members
 
     info = plugins.infos[plugin_name]
-    position = list(plugins.infos).index(plugin_name)
 
     def refuse(kind: str, name: Any, *, missing: list[str] | None = None, reason: str = "") -> None:
         named = name if isinstance(name, str) and name else None
@@ -177,9 +304,12 @@ def _make_register(
             _clash(plugins, info, kind, name, existing)
             if not info.builtin or name in table:
                 return
-        sequence = sum(len(names) for names in info.components.values())
+        # the plugin's place, then its registrations of this kind so far (whichever hook ran first)
+        sequence = len(info.components.get(kind, []))
         table[name] = Component(kind, name, plugin_name, component, order=(position, sequence))
-        info.components.setdefault(kind, []).append(name)
+        names = info.components.setdefault(kind, [])
+        names.append(name)
+        names.sort()
 
     return register
 
@@ -210,8 +340,10 @@ def _builtin_name(builtin: str) -> str:
     return f"the name is the builtin {builtin}'s (give it another name, and a higher priority)"
 
 
-def _drop_invalid(pm: pluggy.PluginManager, plugins: Plugins) -> None:
+def _drop_invalid(pm: Any, plugins: Plugins) -> None:
     """Unregister (and report) plugins that implement hooks episteme does not define."""
+    import pluggy
+
     while True:
         try:
             pm.check_pending()
@@ -223,23 +355,19 @@ def _drop_invalid(pm: pluggy.PluginManager, plugins: Plugins) -> None:
                 plugins.infos[name].error = f"PluginValidationError: {exc}"
 
 
+def lazy_plugins() -> Plugins:
+    """An empty registry that loads what it is asked for (see the module's docstring)."""
+    return Plugins(loader=_Loading())
+
+
 def load_plugins() -> Plugins:
-    """Load builtins and entry-point plugins into a fresh manager and collect their components."""
-    pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
-    pm.add_hookspecs(hookspecs)
-    plugins = Plugins(manager=pm)
-    _register_builtins(pm, plugins)
-    _register_entry_points(pm, plugins)
-    _drop_invalid(pm, plugins)
-    _collect(pm, plugins)
-    for info in plugins.infos.values():
-        for names in info.components.values():
-            names.sort()
+    """Load builtins and entry-point plugins and collect every component, at once."""
+    plugins = lazy_plugins().load_all()
     signal_at("plugins-loaded")
     return plugins
 
 
 @cache
 def get_plugins() -> Plugins:
-    """The process-wide plugins, loaded once."""
-    return load_plugins()
+    """The process-wide plugins: loaded on demand, each hook once."""
+    return lazy_plugins()

@@ -1,15 +1,15 @@
 """The registry: every loaded plugin and the components it registered, looked up by kind and name.
 
-``kernel.loader`` fills it (``load_plugins``); commands and library code look components up here
-(``get``, ``all``) and ``episteme plugins`` lists it, refusals and load failures included.
+``kernel.loader`` fills it (``load_plugins``: everything at once; ``get_plugins``: the process's
+registry, filled as it is asked); commands and library code look components up here (``get``,
+``all``, ``of``) and ``episteme plugins`` lists it, refusals and load failures included.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
-import pluggy
 
 from episteme_core.errors import EpistemeError
 
@@ -22,7 +22,7 @@ class Component:
     name: str
     plugin: str
     obj: Any
-    order: tuple[int, int] = (0, 0)  # (plugin's load position, registration within the plugin)
+    order: tuple[int, int] = (0, 0)  # (plugin's load position, its registrations of this kind before)
 
 
 @attrs.frozen
@@ -60,32 +60,67 @@ class PluginInfo:
     refused: list[Refusal] = attrs.field(factory=list)
 
 
+class Loader(Protocol):
+    """What fills a registry on demand (``kernel.loader``): one component, one kind, or everything."""
+
+    def load_component(self, plugins: Plugins, kind: str, name: str) -> None: ...
+
+    def load_kind(self, plugins: Plugins, kind: str) -> None: ...
+
+    def load_all(self, plugins: Plugins) -> None: ...
+
+
 @attrs.define
 class Plugins:
-    """The loaded plugins and the registry of their components."""
+    """The loaded plugins and the registry of their components.
 
-    manager: pluggy.PluginManager
+    With a ``loader``, components are loaded as they are asked for: ``get`` loads the one builtin
+    that holds the name (a plugin can never take a builtin's name), else the kind; ``all`` and
+    ``of`` load the kind; ``load_all`` everything (``episteme plugins``, ``--help``). Failures,
+    refusals and warnings are those of what was loaded. ``components`` is what is loaded so far."""
+
+    manager: Any = None  # the pluggy manager of the entry-point plugins, once they are loaded
     infos: dict[str, PluginInfo] = attrs.field(factory=dict)
     components: dict[str, dict[str, Component]] = attrs.field(factory=dict)
     clashes: set[tuple[str, str]] = attrs.field(factory=set)  # (kind, name) two plugins claimed
+    loader: Loader | None = None
 
     def get(self, kind: str, name: str) -> Any:
         """The component ``name`` of ``kind``, or ``INVALID_INPUT`` listing what exists."""
-        try:
-            return self.components.get(kind, {})[name].obj
-        except KeyError:
-            known = ", ".join(sorted(self.components.get(kind, {}))) or "none"
+        found = self.find(kind, name)
+        if found is None:
+            known = ", ".join(sorted(self.of(kind))) or "none"
             raise EpistemeError(
                 "INVALID_INPUT",
                 f"unknown {kind} {name!r} (known: {known})",
                 details={"kind": kind, "name": name},
-            ) from None
+            )
+        return found
+
+    def find(self, kind: str, name: str) -> Any | None:
+        """The component ``name`` of ``kind``, or None."""
+        if self.loader is not None and name not in self.components.get(kind, {}):
+            self.loader.load_component(self, kind, name)
+        component = self.components.get(kind, {}).get(name)
+        return component.obj if component is not None else None
+
+    def of(self, kind: str) -> dict[str, Component]:
+        """Every registered component of ``kind`` by name (the kind loaded whole first)."""
+        if self.loader is not None:
+            self.loader.load_kind(self, kind)
+        return self.components.get(kind, {})
 
     def all(self, kind: str) -> list[Any]:
         """Every component of ``kind`` in registration order: builtins, then plugins in entry-point
         order, each plugin's components in the order it registered them."""
-        found = self.components.get(kind, {}).values()
+        found = self.of(kind).values()
         return [component.obj for component in sorted(found, key=lambda c: c.order)]
+
+    def load_all(self) -> Plugins:
+        """Every plugin and every component loaded (what ``episteme plugins`` lists)."""
+        if self.loader is not None:
+            self.loader.load_all(self)
+        return self
 
     def failures(self) -> list[PluginInfo]:
         """Plugins refused whole: they failed to import, declared a hook episteme lacks, or a hook of

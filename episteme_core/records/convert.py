@@ -1,14 +1,22 @@
-"""The one cattrs converter: attrs records (snake_case) to JSON objects (camelCase) and back."""
+"""The one cattrs converter: attrs records (snake_case) to JSON objects (camelCase) and back.
+
+The converter is built on first use (cattrs costs a new process about 8 ms to import, and every
+record class it meets some more to compile). The read path (``query``, ``ask``, ``show``,
+``sources``) never builds it: ``plain`` gives a result record the same JSON data by walking its
+fields (``tests/kernel/test_plain_records.py`` holds the two equal on every result record).
+"""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from functools import cache
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
-import cattrs
-from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from episteme_core.errors import EpistemeError
+
+if TYPE_CHECKING:
+    import cattrs
 
 T = TypeVar("T")
 
@@ -30,10 +38,17 @@ def words(name: str) -> str:
 
 
 def _renames(cls: type) -> dict[str, Any]:
+    from cattrs.gen import override
+
     return {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
 
 
-def _make_converter() -> cattrs.Converter:
+@cache
+def get_converter() -> cattrs.Converter:
+    """The converter (built once, on first use)."""
+    import cattrs
+    from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
+
     conv = cattrs.Converter(forbid_extra_keys=True)
     conv.register_unstructure_hook_factory(
         attrs.has, lambda cls: make_dict_unstructure_fn(cls, conv, **_renames(cls))
@@ -47,18 +62,42 @@ def _make_converter() -> cattrs.Converter:
     return conv
 
 
-converter = _make_converter()
+def __getattr__(name: str) -> Any:
+    if name == "converter":  # the module attribute it was before it was built lazily
+        return get_converter()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def unstructure(record: Any) -> Any:
     """A record as plain JSON-ready data with camelCase keys."""
-    return converter.unstructure(record)
+    return get_converter().unstructure(record)
+
+
+@cache
+def _fields(cls: type) -> tuple[tuple[str, str], ...]:
+    return tuple((a.name, camel(a.name)) for a in attrs.fields(cls))
+
+
+def plain(value: Any) -> Any:
+    """``unstructure(value)`` for records of JSON values (strings, numbers, booleans, None, lists,
+    tuples, dicts and records of them), without the converter: records become camelCase dicts,
+    lists and tuples lists, dicts dicts, everything else stays as it is."""
+    cls = type(value)
+    if cls in (str, int, float, bool) or value is None:
+        return value
+    if cls is list or cls is tuple:
+        return [plain(item) for item in value]
+    if cls is dict:
+        return {key: plain(item) for key, item in value.items()}
+    if attrs.has(cls):
+        return {key: plain(getattr(value, name)) for name, key in _fields(cls)}
+    return value
 
 
 def structure(data: Any, cls: type[T], *, source: str) -> T:
     """Build ``cls`` from JSON data, or raise ``INVALID_INPUT`` naming ``source`` and the problem."""
     try:
-        return converter.structure(data, cls)
+        return get_converter().structure(data, cls)
     except Exception as exc:  # cattrs raises ClassValidationError, KeyError, TypeError...
         reason = _describe(exc)
         raise EpistemeError(
@@ -69,6 +108,8 @@ def structure(data: Any, cls: type[T], *, source: str) -> T:
 
 
 def _describe(exc: BaseException) -> str:
+    import cattrs
+
     if isinstance(exc, cattrs.BaseValidationError):
         messages = cattrs.transform_error(exc)
         return "; ".join(messages)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 import attrs
@@ -68,6 +67,8 @@ def epoch_seconds(value: str | None) -> float:
     """An ISO 8601 time as seconds since the epoch (UTC when no offset); NaN when absent or bad."""
     if not value:
         return math.nan
+    from datetime import datetime  # only for a time: a query without --since never parses one
+
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:

@@ -61,7 +61,7 @@ def served_tools(plugins: Any, warn: Callable[[str, str], None]) -> list[ToolLik
     from episteme_core.serve.calls import tool_problem
 
     tools = []
-    for name, component in sorted(plugins.components.get("tool", {}).items()):
+    for name, component in sorted(plugins.of("tool").items()):
         problem = tool_problem(component.obj)
         if problem is None:
             tools.append(component.obj)

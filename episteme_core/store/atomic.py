@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from functools import cache
@@ -41,6 +40,8 @@ def fsync_dir(path: Path) -> None:
 
 
 def temp_path_for(target: Path) -> Path:
+    import uuid  # a writer's: readers never name a temp file
+
     return target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex}{TEMP_SUFFIX}")
 
 

@@ -51,3 +51,20 @@ def build_pdf(pages: list[bytes]) -> bytes:
     out += b"trailer\n<< /Size %d /Root %d 0 R >>\n" % (len(objects) + 1, catalog)
     out += b"startxref\n%d\n%%%%EOF\n" % xref
     return bytes(out)
+
+
+def spaced_ops(runs: list[tuple[float, float, str, float, str, float]]) -> bytes:
+    """Operators drawing ``(x, y from the top, font, size, text, gap)`` runs whose words are set
+    ``gap`` ems apart with no space character between them (one ``TJ`` array), as some report
+    generators set small type: pdfplumber's fixed tolerance reads such a run as one word."""
+    ops = []
+    for x, y, font, size, text, gap in runs:
+        parts = f" {-round(gap * 1000)} ".join(f"({_escape(word)})" for word in text.split())
+        ops.append(f"BT /{font} {size} Tf {x:.2f} {842 - y:.2f} Td [{parts}] TJ ET")
+    return "\n".join(ops).encode("latin-1")
+
+
+def rules(lines: list[tuple[float, float, float, float]]) -> bytes:
+    """Operators stroking ``(x0, y0, x1, y1)`` lines (y from the top) on an A4 page."""
+    return "\n".join(["0.5 w", *(f"{x0} {842 - y0} m {x1} {842 - y1} l S"
+                                 for x0, y0, x1, y1 in lines)]).encode()

@@ -92,12 +92,18 @@ def test_text_aligned_table_in_a_ruled_frame(fixtures: Path) -> None:
     assert rows[0] == ["DOCUMENT NO.", "DATE POSTED", "PAYEE NAME", "OBLIGATION/SERVICE DATES", "",
                        "DESCRIPTION", "AMOUNT ($)"]
     assert rows[1] == ["", "", "", "START", "END", "", ""]
-    assert rows[2] == ["", "", "BAIN,JMATTHEW", "", "", "DISTRICTDIRECTOR", "37,499.96"]
-    assert rows[12] == ["DHAW20190001", "05/03/2019", "CITIBANK-TRAVELCBACARD", "03/04/2019", "03/06/2019",
-                        "STAFFTRANSPORTATION AIRFAREFOREJOHNSONKANSASCITYTOWASHINGTONDCANDRETURN", "920.68"]
-    # a description wrapped onto two further lines stays in its row and cell, words whole
+    # 5-point type set without spaces keeps its words (gaps against the type size, pdf_words)
+    assert rows[2] == ["", "", "BAIN, J MATTHEW", "", "", "DISTRICT DIRECTOR", "37,499.96"]
+    assert rows[12] == ["DHAW20190001", "05/03/2019", "CITIBANK - TRAVEL CBA CARD", "03/04/2019",
+                        "03/06/2019",
+                        "STAFF TRANSPORTATION AIRFARE FOR E JOHNSON KANSAS CITY TO WASHINGTON DC AND RETURN",
+                        "920.68"]
+    # a description wrapped onto two further lines stays in its row and cell, words whole, even where
+    # its line runs past the ruled edge of the amount column ("SAINT LOUIS TO" from x 633 to 674)
     row = next(r for r in rows if r[0] == "DHAW20190004")
-    assert row[5].endswith("3/24SAINTLOUISTO WASHINGTONDC") and row[6] == "903.90"
+    assert row[5].endswith("3/24 SAINT LOUIS TO WASHINGTON DC") and row[6] == "903.90"
+    row = next(r for r in rows if r[0] == "DHAW20190041")
+    assert row[5].endswith("AMARILLO TX AND RETURN") and row[6] == "697.00"
     assert rows[-1][0] == "DHAW20190070" and rows[-1][6] == "411.49"
     assert all(len(r) == 7 for r in rows)
     assert table.attributes["strategy"] == "lines+text"

@@ -1,5 +1,5 @@
 """A SIGTERM or SIGINT at any moment of start-up (before, during or after plugin loading, while
-parsing, just before the command runs) ends the command with CANCELLED and 143 or 130: never as a
+parsing, just before the command runs, and while the command loads a plugin it uses) ends the command with CANCELLED and 143 or 130: never as a
 plugin's failure, a usage error or success. The signal is sent at each named start-up point
 (``EPISTEME_SIGNAL_AT``: the process signals itself there), then from outside at many moments."""
 
@@ -44,9 +44,10 @@ def test_a_signal_at_every_point_of_start_up_is_the_commands_cancellation(
         home: Path, tmp_path: Path, plugin_site) -> None:
     env = plugin_site("sample")  # an entry-point plugin too
     points = _points(home, tmp_path, env)
-    assert points[0] == "start" and points[-1] == "command"
+    # plugins load on demand: the command's own before it runs, the others it uses while it runs
+    assert points[0] == "start" and "command" in points
     assert "plugin:episteme_core.builtins.extraction" in points and "plugin:sample" in points
-    assert "hook:episteme_commands" in points and "plugins-loaded" in points and "parsed" in points
+    assert "hook:episteme_extractors" in points and "plugins-loaded" in points and "parsed" in points
     for number, point in enumerate(points):
         _cancelled(_run(home, {**env, "EPISTEME_SIGNAL_AT": point}), 143, f"SIGTERM at {point}")
         if number % 4 == 0:
