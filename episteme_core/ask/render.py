@@ -29,16 +29,33 @@ def render_answer(data: dict[str, Any]) -> str:
 
 
 def render_eval(report: dict[str, Any], path: str) -> str:
-    lines = [f"{'#':>4} {'recall':>7} {'prec':>7} {'mrr':>7} {'ndcg10':>7} {'ms':>6}  question"]
+    """The eval table (a row per question, then the means), a legend of its measures, the saved path."""
+    lines = [f"{'#':>4} {'recall':>7} {'prec':>7} {'mrr':>7} {'ndcg10':>7} {'paras':>5} {'ms':>6}  question"]
     for q in report["questions"]:
         lines.append(
             f"{q['line']:>4} {q['recall']:>7.3f} {q['precision']:>7.3f} {q['mrr']:>7.3f} "
-            f"{q['ndcg10']:>7.3f} {q['durationMs']:>6}  {q['question'][:60]}"
+            f"{q['ndcg10']:>7.3f} {len(q['answered']):>5} {q['durationMs']:>6}  {q['question'][:60]}"
         )
     o = report["overall"]
+    mean_paras = sum(len(q["answered"]) for q in report["questions"]) / max(1, len(report["questions"]))
     lines.append(
         f"{'all':>4} {o['recall']:>7.3f} {o['precision']:>7.3f} {o['mrr']:>7.3f} {o['ndcg10']:>7.3f} "
-        f"{o['durationMs']:>6}  ({o['questions']} questions)"
+        f"{mean_paras:>5.0f} {o['durationMs']:>6}  ({o['questions']} questions)"
     )
+    lines.extend(eval_legend(report["budget"]))
     lines.append(f"saved {path}")
     return "\n".join(lines)
+
+
+def eval_legend(budget: int) -> list[str]:
+    """What each column of the eval table means, in a few lines under it."""
+    return [
+        "",
+        "recall  share of the question's expected paragraphs that the answer holds (1 = none missed)",
+        "prec    share of the answer's paragraphs that were expected: every paragraph a reader names, and",
+        f"        each neighbour that continues one, counts up to the budget ({budget} chars), so 1 expected",
+        "        among 37 returned is 0.027; more readers or a larger budget return more and lower it",
+        "mrr     1 / rank of the first expected paragraph in the answer (0 when none is there)",
+        "ndcg10  how near the top of the answer's first 10 the expected paragraphs are (1 = all first)",
+        "paras   paragraphs in the answer; ms: time per question (all: means)",
+    ]
