@@ -46,6 +46,7 @@ class Env:
 
     name: str
     description: str = ""
+    depends: tuple[str, ...] = ()  # envs of this run that must end before it starts (tox's depends)
     process: subprocess.Popen[bytes] | None = None
     log: Path | None = None
     handle: IO[bytes] | None = None
@@ -81,6 +82,11 @@ def description(config: configparser.ConfigParser, name: str) -> str:
     if not text:
         text = config.get("testenv", "description", fallback="").replace("{base_python}", name)
     return " ".join(text.split())[:100]
+
+
+def depends(config: configparser.ConfigParser, name: str) -> tuple[str, ...]:
+    raw = config.get(f"testenv:{name}", "depends", fallback="")
+    return tuple(n.strip() for n in re.split(r"[,\s]+", raw) if n.strip())
 
 
 def phase(log: Path) -> str:
@@ -154,7 +160,8 @@ def build_wheel(tox: list[str], began: float, logs: Path) -> Path:
     with log.open("wb") as handle:
         code = subprocess.call([*tox, "run", "-b", "-e", "py311"], cwd=ROOT, stdout=handle,
                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    wheels = sorted((ROOT / ".tox" / ".pkg" / "dist").glob("episteme_core-*.whl"), key=lambda p: p.stat().st_mtime)
+    dist = ROOT / ".tox" / ".pkg" / "dist"
+    wheels = sorted(dist.glob("episteme_core-*.whl"), key=lambda p: p.stat().st_mtime)
     if code != 0 or not wheels:
         sys.stdout.write(log.read_text("utf-8", "replace")[-6000:])
         raise SystemExit(f"packaging failed (exit {code}); the log is {log}")
@@ -180,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
         previous = {}
     # Longest first (from the last run), so the long envs do not start last.
     order = sorted(names, key=lambda n: -float(previous.get(n, 0)))
-    envs = [Env(name, description(config, name)) for name in order]
+    envs = [Env(name, description(config, name), tuple(d for d in depends(config, name) if d in names))
+            for name in order]
     tox = [args.tox, *[item for path in args.discover for item in ("--discover", path)]]
     began = time.monotonic()
     say(began, f"{len(envs)} env(s), {args.jobs} at a time: {', '.join(order)}; "
@@ -199,7 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     while not interrupted:
         running = [e for e in envs if e.status == "running"]
         waiting = [e for e in envs if e.status == "waiting"]
-        for env in waiting[: max(0, args.jobs - len(running))]:
+        ended = {e.name for e in envs if e.status in ("passed", "failed", "skipped")}
+        ready = [e for e in waiting if set(e.depends) <= ended]
+        for env in ready[: max(0, args.jobs - len(running))]:
             start(env, tox, wheel, extra, logs)
             running.append(env)
             waiting.remove(env)
@@ -225,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
             last_report = time.monotonic()
             for env in envs:
                 if env.status == "running" and env.log is not None:
-                    say(began, f"...    {env.name:<8} {clock(time.monotonic() - env.started)}: {phase(env.log)}")
+                    took = clock(time.monotonic() - env.started)
+                    say(began, f"...    {env.name:<8} {took}: {phase(env.log)}")
     if interrupted:
         say(began, "interrupted: stopping the running envs")
         stop_all(envs)
