@@ -32,6 +32,7 @@ from typing import IO
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTEST_PROGRESS = re.compile(r"^(\S+?\.py)\s.*\[\s*(\d+)%\]\s*$")
+PYTEST_FILE = re.compile(r"^(\S+?\.py) [.sxXFE]*$")  # a file's line while its tests run
 PYTEST_SUMMARY = re.compile(r"^=+ (.*(?:passed|failed|error|skipped|deselected|no tests ran).*) =+$")
 TOX_STEP = re.compile(r"^(?:\S+: )?(install_deps|install_package|install_package_deps|commands\[\d+\]|"
                       r"commands_pre\[\d+\]|py_info|create_virtual_env)> (.*)$")
@@ -98,10 +99,12 @@ def phase(log: Path) -> str:
             lines = handle.read().decode("utf-8", "replace").splitlines()
     except FileNotFoundError:
         return "starting"
+    current = PYTEST_FILE.match(lines[-1].strip()) if lines else None
     for line in reversed(lines):
         found = PYTEST_PROGRESS.match(line.strip())
         if found:
-            return f"pytest {found.group(2)}% (at {found.group(1)})"
+            where = f"now in {current.group(1)}" if current else f"after {found.group(1)}"
+            return f"pytest {found.group(2)}% done, {where}"
         step = TOX_STEP.match(line.strip())
         if step:
             return f"{step.group(1)}: {step.group(2)[:90]}"
@@ -185,8 +188,9 @@ def main(argv: list[str] | None = None) -> int:
         previous = json.loads(times_file.read_text("utf-8"))
     except (FileNotFoundError, ValueError):
         previous = {}
-    # Longest first (from the last run), so the long envs do not start last.
-    order = sorted(names, key=lambda n: -float(previous.get(n, 0)))
+    # Longest first (by the last run; an env never timed counts as long, in tox.ini's order), so the
+    # long envs do not start last.
+    order = sorted(names, key=lambda n: -float(previous.get(n, float("inf"))))
     envs = [Env(name, description(config, name), tuple(d for d in depends(config, name) if d in names))
             for name in order]
     tox = [args.tox, *[item for path in args.discover for item in ("--discover", path)]]
