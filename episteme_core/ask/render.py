@@ -32,6 +32,7 @@ def render_answer(data: dict[str, Any]) -> str:
 
 
 def render_eval(report: dict[str, Any], path: str) -> str:
+    """The eval table (a row per question, then the means), a legend of its measures, the saved path."""
     lines = [f"{'#':>4} {'hit':>5} {'recall':>7} {'prec':>7} {'mrr':>7} {'ndcg10':>7} {'chars':>7} "
              f"{'paras':>6} {'ms':>6}  question"]
     for q in report["questions"]:
@@ -46,5 +47,21 @@ def render_eval(report: dict[str, Any], path: str) -> str:
         f"{o['ndcg10']:>7.3f} {o['chars']:>7.0f} {o['paragraphs']:>6.1f} {o['durationMs']:>6}  "
         f"({o['questions']} questions)"
     )
+    lines.extend(eval_legend(report["budget"]))
     lines.append(f"saved {path}")
     return "\n".join(lines)
+
+
+def eval_legend(budget: int) -> list[str]:
+    """What each column of the eval table means, in a few lines under it."""
+    return [
+        "",
+        "hit     1 when the answer holds an expected paragraph (all: the share of questions)",
+        "recall  share of the question's expected paragraphs that the answer holds (1 = none missed)",
+        "prec    share of the answer's paragraphs that were expected: every paragraph a reader names, and",
+        f"        each neighbour that continues one, counts up to the budget ({budget} chars), so 1 expected",
+        "        among 37 returned is 0.027; more readers or a larger budget return more and lower it",
+        "mrr     1 / rank of the first expected paragraph in the answer (0 when none is there)",
+        "ndcg10  how near the top of the answer's first 10 the expected paragraphs are (1 = all first)",
+        "chars   characters in the answer; paras: its paragraphs; ms: time per question (all: means)",
+    ]

@@ -1,4 +1,5 @@
-"""Builtin commands of the kernel: ``plugins`` (what is loaded) and ``verify`` (audit the home)."""
+"""Builtin commands of the kernel: ``plugins`` (what is loaded), ``init``, ``verify`` (audit the home)
+and ``doctor`` (check the whole setup)."""
 
 from __future__ import annotations
 
@@ -67,6 +68,24 @@ def _run_init(args: argparse.Namespace, ctx: Context) -> Outcome:
     )
 
 
+def _configure_doctor(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--token-file", metavar="FILE",
+                        help="also check FILE as serve --token-file would read it (private to you, "
+                             "mode 0600 or 0400)")
+
+
+def _run_doctor(args: argparse.Namespace, ctx: Context) -> Outcome:
+    from pathlib import Path
+
+    from episteme_core.doctor.render import render_report
+    from episteme_core.doctor.run import check_setup
+    from episteme_core.records.convert import unstructure
+
+    token_file = Path(args.token_file).expanduser() if args.token_file else None
+    report = check_setup(ctx, token_file)
+    return Outcome(data=unstructure(report), text=render_report(report))
+
+
 @hookimpl
 def episteme_commands(register: Register) -> None:
     register(Command(
@@ -80,6 +99,20 @@ def episteme_commands(register: Register) -> None:
         help="create the home (stages, config.json) if it does not exist; safe to repeat",
         configure=_configure_init,
         run=_run_init,
+    ))
+    register(Command(
+        name="doctor",
+        help="check the setup: Python, package, plugins, readers and their models, the home, shards, "
+             "a token file; exit 0 only when all is well",
+        description=(
+            "Check the whole setup and say what to do: the Python and package versions, every plugin\n"
+            "(loaded, or refused with its reason), each reader of config.json (healthy; a model reader\n"
+            "loads its model), the home's verify, whether the shards are current, and with --token-file\n"
+            "the token file serve would read. Exit 0 only when no check fails; --json lists every check\n"
+            "(in error.details when one fails, exit 3)."
+        ),
+        configure=_configure_doctor,
+        run=_run_doctor,
     ))
     register(Command(
         name="verify",

@@ -84,6 +84,7 @@ BUILTIN_COMPONENTS: dict[str, dict[str, str]] = {
         "manual-ingest": "capture", "pipeline": "retrieval", "plugins": "kernel_commands",
         "query": "retrieval", "serve": "serve", "show": "personal", "snapshot": "capture",
         "sources": "personal", "verify": "kernel_commands", "forget": "forgetting", "gc": "forgetting",
+        "doctor": "kernel_commands",
     },
     "exporter": {"warc": "capture"},
     "extractor": {"html": "extraction", "pdf": "extraction", "record": "personal", "text": "extraction",

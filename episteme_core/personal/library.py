@@ -123,7 +123,30 @@ def render_sources(data: dict[str, Any]) -> str:
         )
     if data["behind"]:
         lines.append(f"shards are behind the log: {STALE_HINT}")
+    lines.extend(_sources_legend(data["sources"]))
     return "\n".join(lines)
+
+
+# What the capture kinds that are not records hold, as the legend under the table names them.
+DOCUMENT_KINDS = {
+    "file": "files captured by manual-ingest, each stored as the URL its map names",
+    "http": "pages fetched by snapshot",
+    "warc": "responses imported by ingest warc",
+}
+
+
+def _sources_legend(rows: list[dict[str, Any]]) -> list[str]:
+    """A line per document kind in the table, and what ``-`` means when one shows."""
+    kinds = [row["source"] for row in rows if row["source"] in DOCUMENT_KINDS]
+    dashes = any(row["paragraphs"] is None for row in rows)
+    if not kinds and not dashes:
+        return []
+    legend = [""] + [f"{kind:<8} {DOCUMENT_KINDS[kind]}" for kind in kinds]
+    if dashes:
+        legend.append("-        not counted: paragraphs are counted for records (books, chats, commits);")
+        legend.append("         a file, page or response is a document of sections and blocks, dated when it")
+        legend.append("         was captured")
+    return legend
 
 
 # show ---------------------------------------------------------------------------------------

@@ -591,6 +591,26 @@ def _checked(shard_set: SearchableShards, terms: list[str], required: list[str],
     return page, len(holding), candidates <= MAX_CHECKED, len(merged) > offset + limit
 
 
+def paragraph_spans(refs: list[str], source: str) -> str:
+    """``RECORD#3–#5, #9``: a run's paragraph references with consecutive numbers joined; empty when
+    the run is a document's chunks (each names only the source the citation line shows already)."""
+    groups: list[list[Any]] = []  # [record, first, last]
+    for ref in refs:
+        record, _, tail = ref.rpartition("#")
+        if ref == source or not record or not tail.isdigit():
+            continue
+        n = int(tail)
+        if groups and groups[-1][0] == record and groups[-1][2] == n - 1:
+            groups[-1][2] = n
+        else:
+            groups.append([record, n, n])
+    spans = []
+    for i, (record, first, last) in enumerate(groups):
+        name = "" if i and groups[i - 1][0] == record else record
+        spans.append(f"{name}#{first}" if first == last else f"{name}#{first}–#{last}")
+    return ", ".join(spans)
+
+
 def render(result: QueryResult) -> str:
     """Human text: a header, then per result heading and score, the snippet, and the citation."""
     count = f"{result.total}" if result.total_exact else f"at least {result.total}"
@@ -616,7 +636,10 @@ def render(result: QueryResult) -> str:
         if item.paragraphs:
             shown = [p.ref for p in item.paragraphs
                      if p.end > item.snippet_start and p.start < item.snippet_end]
-            lines.append(f"   paragraphs: {', '.join(shown)}")
+            spans = paragraph_spans(shown, item.source)
+            if spans:
+                lines.append(f"   paragraphs shown: {spans} "
+                             "(each its own citation; episteme show REF prints one)")
     if result.next_offset is not None:
         lines.append("")
         lines.append(f"Next: --offset {result.next_offset}")

@@ -57,8 +57,9 @@ def test_reads_run_in_parallel_across_slots(reference: ReferenceServer, warnings
     elapsed = time.monotonic() - started
     assert [r.shard for r in reads] == [f"books-{i:04d}" for i in range(4)]
     assert all(r.labels == ("p2", "p3") for r in reads)
+    # The server saw `slots` reads at once: they ran in parallel. Only the lower bound is timed (a
+    # loaded machine can slow the reads, never speed them past their 0.3 s latency).
     assert reference.stats()["max_inflight"] == slots
-    assert elapsed < 0.3 * (4 / slots) + 0.5
     assert elapsed >= 0.3 * (4 / slots) - 0.05
 
 
@@ -114,13 +115,15 @@ def test_invented_labels_are_dropped_with_a_warning(reference: ReferenceServer, 
 def test_a_reader_slower_than_its_timeout_falls_back_in_bounded_time(
     reference: ReferenceServer, warnings: Warnings
 ) -> None:
-    reference.configure(mode="stall", delay=10)
+    reference.configure(mode="stall", delay=120)
     started = time.monotonic()
     [read] = run([http_reader(reference, slots=2, timeout=0.3)], [request()], warnings)
     elapsed = time.monotonic() - started
     assert read.fallback
     assert all("timed out" in (a.error or "") for a in read.attempts) and len(read.attempts) == 2
-    assert elapsed < 3.0
+    # Two 0.3 s timeouts take about 0.6 s; a reader that waited out the stall would take 120 s. The
+    # bound between them is generous (100 times the time it takes) so a loaded machine never breaks it.
+    assert elapsed < 60
 
 
 @pytest.mark.parametrize("mode", ["huge", "hugestream"])

@@ -148,7 +148,7 @@ def test_html_bombs_fail_fast_with_a_diagnostic(home: Path) -> None:
     ])
     started = time.monotonic()
     assert _extract(home).exit_code == 0
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < 30  # against a hang: about 35 times the 0.85 s it takes
     deep_doc, huge_doc = read_documents(Home(home))
     assert huge_doc.status == "failed" and huge_doc.diagnostics[0].code == "TOO_LARGE"
     assert deep_doc.status == "failed" and deep_doc.diagnostics[0].code == "NESTING_TOO_DEEP"

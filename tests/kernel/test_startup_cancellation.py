@@ -1,7 +1,8 @@
 """A SIGTERM or SIGINT at any moment of start-up (before, during or after plugin loading, while
-parsing, just before the command runs, and while the command loads a plugin it uses) ends the command with CANCELLED and 143 or 130: never as a
-plugin's failure, a usage error or success. The signal is sent at each named start-up point
-(``EPISTEME_SIGNAL_AT``: the process signals itself there), then from outside at many moments."""
+parsing, just before the command runs, and while the command loads a plugin it uses) ends the
+command with CANCELLED and 143 or 130: never as a plugin's failure, a usage error or success. The
+signal is sent at each named start-up point (``EPISTEME_SIGNAL_AT``: the process signals itself
+there), then from outside at many moments."""
 
 from __future__ import annotations
 

@@ -171,7 +171,7 @@ def test_a_pdf_flate_bomb_is_refused_before_it_inflates(tmp_path) -> None:
     data = hostile.pdf_flate_bomb(tmp_path, inflated_mib=100).read_bytes()
     started = time.monotonic()
     document = extract(PdfExtractor(), data, "application/pdf")
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < 30  # against a hang: about 90 times the 0.33 s it takes
     assert document.status in ("partial", "failed") and "STREAM_TOO_LARGE" in codes(document)
 
 

@@ -83,8 +83,9 @@ class Served:
     def log(self) -> str:
         return "".join(self.stderr)
 
-    def log_when(self, *needles: str, timeout: float = 10) -> str:
-        """The log once it holds every needle (stderr is read by a thread, after the reply)."""
+    def log_when(self, *needles: str, timeout: float = 60) -> str:
+        """The log once it holds every needle (stderr is read by a thread, after the reply); the
+        timeout bounds a hang only (the lines come within milliseconds)."""
         deadline = time.monotonic() + timeout
         while not all(needle in self.log() for needle in needles) and time.monotonic() < deadline:
             time.sleep(0.05)
