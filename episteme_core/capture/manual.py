@@ -180,6 +180,14 @@ def manual_ingest(
         head = writer.catalog.fingerprint  # from the stage head alone
         for number, (entry, path, _size, info) in enumerate(checked, start=1):
             report("manual-ingest", number - 1, total, "started", entry.source_url)
+            media, charset = content_type_for(entry)
+            if not charset and not list_unchanged:
+                known = _still_latest(writer, stats, blob_root, entry, path, info, media, head)
+                if known is not None:  # still its source's latest: held by the stage, so not forgotten
+                    unlisted += 1  # a stat, a lookup: the file and its source are as last recorded
+                    seen.append((path, [entry.source_url, media, None], entry.fragment or None, known))
+                    report("manual-ingest", number, total, "completed", f"{entry.source_url}: unchanged")
+                    continue
             refused = writer.refusal(entry.source_url)
             if refused is not None:  # forgotten: never read, never stored
                 results.append(SourceResult(entry=entry.index, source=entry.source_url, status="failed",
@@ -189,14 +197,6 @@ def manual_ingest(
                     warn("FORGOTTEN_REFUSED", refused.message, source=entry.source_url)
                 report("manual-ingest", number, total, "failed", f"{entry.source_url}: forgotten")
                 continue
-            media, charset = content_type_for(entry)
-            if not charset and not list_unchanged:
-                known = _still_latest(writer, stats, blob_root, entry, path, info, media, head)
-                if known is not None:
-                    unlisted += 1  # a stat, a lookup: the file and its source are as last recorded
-                    seen.append((path, [entry.source_url, media, None], entry.fragment or None, known))
-                    report("manual-ingest", number, total, "completed", f"{entry.source_url}: unchanged")
-                    continue
             result = _ingest_one(writer, stats, entry, path, info, media, charset, max_bytes, warn)
             if result.snapshot_id is not None:
                 seen.append((path, [entry.source_url, media, charset], entry.fragment or None,

@@ -66,6 +66,8 @@ def _query_schema() -> dict[str, Any]:
                              high=q.MAX_MAX_CHARS),
         "exact": {"type": "boolean", "default": False,
                   "description": "match every word as written (no stemming); quoted phrases always are"},
+        "rerank": _text("a second stage over the first results: a reader named in config.json, or a "
+                        "reader kind that can rerank (e.g. onnx); never the default"),
     }, required=("term",))
 
 
@@ -82,10 +84,15 @@ def run_query(arguments: dict[str, Any], call: ToolCall) -> dict[str, Any]:
         document_type=arguments.get("documentType"), normativity=arguments.get("normativity"),
         source=tuple(sources) if sources else None, since=check_since(arguments.get("since")),
     )
+    second = None
+    if arguments.get("rerank") is not None:
+        from episteme_core.ask.rerank import reranker
+
+        second = reranker(call.home, call.plugins, arguments["rerank"], term)
     result = query(call.home, term, filters=filters, limit=arguments.get("limit", 10),
                    offset=arguments.get("offset", 0), max_chars=arguments.get("maxChars", 1200),
                    exact=bool(arguments.get("exact", False)), shard_set=call.shard_set(),
-                   warn=call.warn)
+                   warn=call.warn, rerank=second)
     data: dict[str, Any] = unstructure(result)
     return data
 
