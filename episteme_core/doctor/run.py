@@ -23,9 +23,10 @@ HINT = "fix each failed check as its line says, then run episteme doctor again"
 
 def run_doctor(ctx: RunContext, token_file: Path | None = None) -> DoctorReport:
     """Run every check; none writes to the home, none stops the others."""
-    checks = [python_check(), package_check(), *plugin_checks(ctx.plugins),
-              *reader_checks(ctx.home, ctx.plugins), home_check(ctx.home),
-              shards_check(ctx.home, ctx.plugins), token_file_check(token_file)]
+    plugins = ctx.plugins.load_all()  # every plugin, as `episteme plugins` lists them
+    checks = [python_check(), package_check(), *plugin_checks(plugins),
+              *reader_checks(ctx.home, plugins), home_check(ctx.home),
+              shards_check(ctx.home, plugins), token_file_check(token_file)]
     counts = {status: sum(1 for c in checks if c.status == status) for status in STATUSES}
     return DoctorReport(home=str(ctx.home.root), ok=counts[FAIL] == 0, checks=checks, counts=counts)
 
