@@ -174,7 +174,9 @@ def home_check(home: Home) -> Check:
                      details=details,
                      hint="episteme verify lists each; restore the named files from a backup or re-run "
                           "the stage that wrote them")
-    checked = ", ".join(f"{n} {what}" for what, n in sorted(report.checked.items())) or "nothing"
+    from episteme_core.records.convert import words
+
+    checked = ", ".join(f"{n} {words(what)}" for what, n in sorted(report.checked.items())) or "nothing"
     if report.notes:
         return Check("home", WARN, f"{home.root}: no problems, {len(report.notes)} note(s): "
                      + "; ".join(f"{n.code} {n.path}" for n in report.notes[:SHOWN_PROBLEMS]),
