@@ -2,9 +2,9 @@
 caught from episteme's first instruction (until the CLI installs its own handlers a signal is only
 noted, then it cancels the command: exit 143 or 130, ``CANCELLED``)."""
 
-from __future__ import annotations
-
-import signal
+# The C module, not ``signal``: that one imports ``enum`` (milliseconds of Python code) before a
+# handler could be set, and a SIGINT meanwhile would be a traceback through this file.
+import _signal
 
 _pending: list[str] = []
 
@@ -13,13 +13,13 @@ def _note(signum: int, frame: object) -> None:
     if _pending:  # a second signal: leave now
         import os
 
-        os._exit(143 if signum == signal.SIGTERM else 130)
-    _pending.append(signal.Signals(signum).name)
+        os._exit(143 if signum == _signal.SIGTERM else 130)
+    _pending.append("SIGTERM" if signum == _signal.SIGTERM else "SIGINT")
 
 
 # The module's first statements: only the interpreter's own start-up comes before them.
-signal.signal(signal.SIGTERM, _note)
-signal.signal(signal.SIGINT, _note)
+_signal.signal(_signal.SIGTERM, _note)
+_signal.signal(_signal.SIGINT, _note)
 
 
 def main() -> None:

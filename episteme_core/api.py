@@ -37,6 +37,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     # Errors and the codes they carry.
     "EpistemeError": ("episteme_core.errors", "EpistemeError"),
     "Cancelled": ("episteme_core.errors", "Cancelled"),
+    "accept_stop_signal": ("episteme_core.errors", "accept_stop_signal"),
     "ERROR_CODES": ("episteme_core.errors", "ERROR_CODES"),
     # Canonical JSON, fingerprints, strict and bounded input.
     "canonical_bytes": ("episteme_core.records.canonical", "canonical_bytes"),
@@ -163,7 +164,8 @@ __all__ = [
     "ReadError", "ReadReply", "ReadRequest", "Reader", "ReaderKind", "ReaderPool", "ReaderSpec", "Record",
     "Register", "RowChunker", "RunContext", "SearchableShard", "SearchableShards", "Section", "ShardSet",
     "ShardsWriter", "SnapshotCatalog", "SnapshotWriter", "Source", "Span", "StoredShard", "Tool",
-    "ToolCall", "ToolLike", "Window", "__version__", "add_float_option", "add_global_options",
+    "ToolCall", "ToolLike", "Window", "__version__", "accept_stop_signal", "add_float_option",
+    "add_global_options",
     "add_int_option", "add_pack_option", "ask", "atomic_write", "build_chunks", "build_index",
     "build_record", "canonical_bytes", "canonical_text", "chunk_from_json", "crashpoint", "cut_rows",
     "decode_source", "decode_text", "extract_ids", "fingerprint", "float_range", "from_timestamp",
@@ -226,6 +228,7 @@ if TYPE_CHECKING:
     from episteme_core.errors import ERROR_CODES as ERROR_CODES
     from episteme_core.errors import Cancelled as Cancelled
     from episteme_core.errors import EpistemeError as EpistemeError
+    from episteme_core.errors import accept_stop_signal as accept_stop_signal
     from episteme_core.extract.builder import DocumentBuilder as DocumentBuilder
     from episteme_core.extract.family import Family as BaseFamily
     from episteme_core.hookspecs import Register as Register

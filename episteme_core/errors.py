@@ -93,6 +93,14 @@ def clear_cancel() -> None:
     _cancel_signal.clear()
 
 
+def accept_stop_signal() -> str | None:
+    """A service that runs until SIGTERM or SIGINT calls this once the signal has stopped it: the
+    command then ends with its own outcome (exit 0) instead of ``CANCELLED``; the signal's name, or None."""
+    name = cancel_requested()
+    clear_cancel()
+    return name
+
+
 class Cancelled(EpistemeError):
     """Raised when SIGINT or SIGTERM arrives; exit 130 or 143."""
 

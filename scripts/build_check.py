@@ -118,7 +118,7 @@ def check_metadata(built: dict[str, tuple[Path, Path]], plugins: list[str]) -> l
             need(set(plugins) <= in_all, f"extra 'all' lacks {sorted(set(plugins) - in_all)}")
             need(any(n.endswith("episteme_core/py.typed") for n in names), "no py.typed")
             need(any(n.startswith("episteme_core/schemas/") for n in names), "no JSON schemas")
-            need("episteme = episteme_core.cli.main:main" in entry_points, "no console script episteme")
+            need("episteme = episteme_core.__main__:main" in entry_points, "no console script episteme")
         else:
             need("[episteme]" in entry_points, "no entry point in the group episteme")
             need(any(r.startswith("episteme-core") for r in requires), "does not require episteme-core")

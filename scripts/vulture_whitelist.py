@@ -82,3 +82,8 @@ _write_counts  # unused function (episteme_core/testing/fuzzing.py:35)
 json_values  # unused variable (episteme_core/testing/strategies.py:15)
 vocabulary  # unused function (episteme_core/text/analyzer.py:384)
 _._get_formatter  # argparse's hook, overridden (episteme_core/cli/parser.py:32)
+excerpt  # unused variable (episteme_core/ask/answer.py:88): a field of the answer's JSON
+marked_as  # unused variable (episteme_core/ask/answer.py:89): a field of the answer's JSON
+rerank_score  # unused variable (episteme_core/search/query.py:92): a field of the query's JSON
+_.list_resource_templates  # unused method (episteme_core/serve/mcp.py:64): called by the MCP server
+_.read_resource  # unused method (episteme_core/serve/mcp.py:71): called by the MCP server

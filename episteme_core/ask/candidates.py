@@ -26,7 +26,6 @@ from episteme_core.search.proximity import RERANK_DEPTH
 SEPARATOR = "\n\n"
 # What ``ask`` offers of the marked paragraphs: tool output by default, everything, or none.
 OFFER, INCLUDE, EXCLUDE = "offer", "include", "exclude"
-MARKED_POLICIES = (OFFER, INCLUDE, EXCLUDE)
 
 
 class Shard(Protocol):
@@ -78,11 +77,6 @@ def is_offered(kind: str | None, marked: str) -> bool:
     if kind is None or marked == INCLUDE:
         return True
     return marked == OFFER and kind in OFFERED_MARKED_KINDS
-
-
-def is_marked(chunk: Any) -> bool:
-    """Whether a chunk is marked at all (thinking, tool calls and output, summaries, contents)."""
-    return marked_kind(chunk) is not None
 
 
 def stored_paragraph(shard: Shard, chunk_id: str, score: float, chunk: Any) -> StoredParagraph:

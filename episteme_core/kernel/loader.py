@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import threading
 from collections.abc import Callable
 from functools import cache
 from types import ModuleType
@@ -117,32 +118,39 @@ class _Loading:
         self.kinds: set[str] = set()  # kinds loaded whole
         self.external: list[str] | None = None  # the entry points registered, in registration order
         self.everything = False
+        # One loading at a time: a hook is marked called before it runs, so a second thread (the MCP
+        # server's) must wait for it to finish rather than see a kind half registered. Reentrant: a
+        # hook may ask the registry for a component of its own.
+        self.lock = threading.RLock()
 
     # -- what the registry asks for ------------------------------------------------------------------
     def load_component(self, plugins: Plugins, kind: str, name: str) -> None:
-        module = BUILTIN_COMPONENTS.get(kind, {}).get(name)
-        if module is not None:
-            self._call_builtin(plugins, BUILTINS + module, KIND_HOOK[kind])
-        if name not in plugins.components.get(kind, {}):
-            self.load_kind(plugins, kind)
+        with self.lock:
+            module = BUILTIN_COMPONENTS.get(kind, {}).get(name)
+            if module is not None:
+                self._call_builtin(plugins, BUILTINS + module, KIND_HOOK[kind])
+            if name not in plugins.components.get(kind, {}):
+                self.load_kind(plugins, kind)
 
     def load_kind(self, plugins: Plugins, kind: str) -> None:
-        hook = KIND_HOOK.get(kind)
-        if kind in self.kinds or hook is None:
-            return
-        self.kinds.update(HOOK_KINDS[hook][1])
-        self._call_hook(plugins, hook)
-
-    def load_all(self, plugins: Plugins) -> None:
-        if self.everything:
-            return
-        self.everything = True
-        for module in DEFAULT_PLUGINS:  # every builtin is listed, even one that registers nothing
-            self._builtin(plugins, module)
-        self._register_entry_points(plugins)
-        for hook in HOOK_KINDS:
+        with self.lock:
+            hook = KIND_HOOK.get(kind)
+            if kind in self.kinds or hook is None:
+                return
             self.kinds.update(HOOK_KINDS[hook][1])
             self._call_hook(plugins, hook)
+
+    def load_all(self, plugins: Plugins) -> None:
+        with self.lock:
+            if self.everything:
+                return
+            self.everything = True
+            for module in DEFAULT_PLUGINS:  # every builtin is listed, even one that registers nothing
+                self._builtin(plugins, module)
+            self._register_entry_points(plugins)
+            for hook in HOOK_KINDS:
+                self.kinds.update(HOOK_KINDS[hook][1])
+                self._call_hook(plugins, hook)
 
     # -- hooks ---------------------------------------------------------------------------------------
     def _call_hook(self, plugins: Plugins, hook: str) -> None:

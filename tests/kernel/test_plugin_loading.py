@@ -128,3 +128,28 @@ def test_a_builtin_command_reports_the_plugins_it_loaded_while_it_ran(plugin_sit
     assert [w["plugin"] for w in found.envelope["warnings"] if w["code"] == "PLUGIN_FAILED"] == ["broken"]
     quiet = invoke("--home", home, "--json", "verify")
     assert quiet.exit_code == 0 and quiet.envelope["warnings"] == []
+
+
+def test_threads_asking_at_once_each_wait_for_the_kind_to_be_whole(monkeypatch: Any) -> None:
+    """The MCP server's threads share one registry: a thread that asks for a component while another
+    is still running the hook that registers it waits, and never sees the kind half loaded."""
+    import importlib
+    import threading
+    import time
+
+    module = importlib.import_module(BUILTINS + BUILTIN_COMPONENTS["reader"]["bm25"])
+    original = module.episteme_readers
+
+    def slow(register: Any) -> None:
+        time.sleep(0.3)  # the window in which a second thread used to find nothing
+        original(register=register)
+
+    monkeypatch.setattr(module, "episteme_readers", slow)
+    plugins = lazy_plugins()
+    names: list[str] = []
+    first = threading.Thread(target=lambda: names.extend(plugins.of("reader")))
+    first.start()
+    time.sleep(0.05)
+    assert plugins.get("reader", "bm25") is not None  # before: INVALID_INPUT, "known: none"
+    first.join()
+    assert "bm25" in names

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from episteme_core.api import Candidate, EpistemeError, ReaderSpec, ReadRequest
+from episteme_core.api import Candidate, EpistemeError, ReaderSpec, ReadRequest, accept_stop_signal
 from episteme_llama.options import LlamaOptions
 from episteme_llama.reader import LlamaReader, open_reader
 from episteme_llama.server import ReaderServer, ServeSettings
@@ -55,11 +55,11 @@ def serve(options: LlamaOptions, settings: ServeSettings, *, slots: int, timeout
                 while not (stop.wait(0.2) if stop is not None else _sleep(0.2)):
                     pass
             except KeyboardInterrupt:
-                stopped = "SIGINT"
+                stopped = accept_stop_signal() or "SIGINT"
             except EpistemeError as exc:  # the CLI turns SIGTERM into Cancelled
                 if exc.code != "CANCELLED":
                     raise
-                stopped = str((exc.details or {}).get("signal", "CANCELLED"))
+                stopped = accept_stop_signal() or str((exc.details or {}).get("signal", "CANCELLED"))
         return {"url": server.url, "stopped": stopped, "seconds": round(time.monotonic() - started, 3),
                 "peakSlotsBusy": reader.peak_busy,
                 **server.stats, "reader": reader.describe()}
