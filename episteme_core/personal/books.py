@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -262,9 +262,18 @@ def corpus_name(directory: Path) -> str:
 def scan_books(
     directories: list[Path], *, max_bytes: int = DEFAULT_MAX_BYTES, warn: Warn | None = None
 ) -> BooksScan:
-    """Every book under ``directories`` (sorted, hidden entries and symlinks skipped)."""
-    warn = warn or (lambda code, message: None)
+    """Every book under ``directories`` (sorted, hidden entries and symlinks skipped), all at once."""
     scan = BooksScan()
+    scan.records.extend(iter_books(directories, scan, max_bytes=max_bytes, warn=warn))
+    return scan
+
+
+def iter_books(
+    directories: list[Path], scan: BooksScan, *, max_bytes: int = DEFAULT_MAX_BYTES, warn: Warn | None = None
+) -> Iterator[Record]:
+    """Each book under ``directories`` as it is read, its skips counted in ``scan``: an ingest stores
+    one book and lets it go before reading the next (memory follows the largest book, not the run)."""
+    warn = warn or (lambda code, message: None)
     seen: set[str] = set()
     for directory in directories:
         shown = fs_text(directory)
@@ -319,8 +328,7 @@ def scan_books(
             if "badSidecar" in record.metadata:
                 warn("BAD_SIDECAR", f"{where}: its {SIDECAR_SUFFIX} sidecar is not read: "
                      f"{record.metadata['badSidecar']}")
-            scan.records.append(record)
-    return scan
+            yield record
 
 
 def _walk(directory: Path, scan: BooksScan, warn: Warn) -> list[Path]:

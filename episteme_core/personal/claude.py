@@ -370,7 +370,23 @@ def scan_projects(
     max_bytes: int = DEFAULT_MAX_BYTES,
     warn: Warn | None = None,
 ) -> ClaudeScan:
-    """Every session under ``projects/<project>/<session>.jsonl``, in name order."""
+    """Every session under ``projects/<project>/<session>.jsonl``, in name order, all at once."""
+    scan = ClaudeScan()
+    scan.records.extend(iter_sessions(projects, scan, max_line_bytes=max_line_bytes, max_bytes=max_bytes,
+                                      warn=warn))
+    return scan
+
+
+def iter_sessions(
+    projects: Path,
+    scan: ClaudeScan,
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    warn: Warn | None = None,
+) -> Iterator[Record]:
+    """Each session's record as it is read, its skips counted in ``scan``: an ingest stores one
+    session and lets it go before reading the next."""
     warn = warn or (lambda code, message: None)
     if not projects.is_dir():
         raise EpistemeError(
@@ -379,7 +395,6 @@ def scan_projects(
             details={"path": fs_text(projects)},
             hint="pass --projects DIR (the folder that holds one folder per project)",
         )
-    scan = ClaudeScan()
     for project_dir in sorted(projects.iterdir()):
         if project_dir.name.startswith(".") or not project_dir.is_dir():
             continue
@@ -427,5 +442,4 @@ def scan_projects(
                 scan.names_not_utf8 += 1
                 warn("TRANSCRIPT_NAME_NOT_UTF8", f"{where}: the name is not UTF-8; read as {record.id} "
                      "(bytes that are not UTF-8 are written %XX in the id)")
-            scan.records.append(record)
-    return scan
+            yield record
