@@ -10,8 +10,13 @@ with ``--million`` also ``index --reshard`` over the synthetic corpus of a milli
 ``bench/retrieval.py`` (20 shards of 50,000; building its home takes minutes). A run's peak is the
 highest ``VmHWM`` of the command and every process under it (its workers), read every 0.2 s.
 
+``--ingest`` measures personal-record ingest (a table of its own): ``ingest books`` of a 3 MB book of
+a million one-letter paragraphs and of 10 books of 30 MB, ``ingest claude`` of a 300 MB transcript of
+20 tool results; each with its pack step (extract, chunk, index in the same process).
+
     python bench/memory.py [--only CLASS ...] [--json FILE]
     python bench/memory.py --large [--files 20000] [--million] [--json FILE]
+    python bench/memory.py --ingest [--scale 1.0] [--json FILE]
 """
 
 from __future__ import annotations
@@ -228,6 +233,76 @@ def print_large(rows: list[dict[str, object]]) -> None:
               f"{row['seconds']} |")
 
 
+def tiny_book(folder: Path, megabytes: float) -> list[str]:
+    shelf = folder / "tiny"
+    shelf.mkdir()
+    (shelf / "tiny.txt").write_bytes(b"a\n\n" * int(megabytes * 1e6 / 3))
+    return ["books", str(shelf)]
+
+
+def ten_books(folder: Path, megabytes: float) -> list[str]:
+    shelf = folder / "shelf"
+    shelf.mkdir()
+    paragraph = ("word " * 60).strip() + "\n\n"
+    for number in range(10):
+        count = int(megabytes * 1e6 / (len(paragraph) + 30))
+        body = "".join(f"Paragraph {j} of book {number}: {paragraph}" for j in range(count))
+        (shelf / f"book{number:02d}.txt").write_text(body, encoding="utf-8")
+    return ["books", str(shelf)]
+
+
+def big_transcript(folder: Path, megabytes: float) -> list[str]:
+    project = folder / "projects" / "proj"
+    project.mkdir(parents=True)
+    size = int(megabytes * 1e6 / 20)
+    with open(project / "session.jsonl", "w", encoding="utf-8") as out:
+        out.write(json.dumps({"type": "user", "uuid": "u0", "timestamp": "2024-01-01T00:00:00Z",
+                              "message": {"role": "user", "content": "run the tool"}}) + "\n")
+        for i in range(20):
+            text = f"line of tool output {i:04d}\n" * (size // 26)
+            block = {"type": "tool_result", "tool_use_id": f"t{i}", "content": text}
+            out.write(json.dumps({"type": "user", "uuid": f"r{i}", "timestamp": "2024-01-01T00:00:01Z",
+                                  "message": {"role": "user", "content": [block]}}) + "\n")
+    return ["claude", "--projects", str(folder / "projects"), "--max-line-bytes", str(64 * 1024 * 1024)]
+
+
+# name -> (what it is, maker of the input and the ingest arguments, megabytes at scale 1)
+INGESTS: dict[str, tuple[str, Callable[[Path, float], list[str]], float]] = {
+    "tiny-paragraphs": ("3 MB book: a million one-letter paragraphs", tiny_book, 3.0),
+    "ten-books": ("10 books of 30 MB", ten_books, 30.0),
+    "big-transcript": ("300 MB transcript: 20 tool results", big_transcript, 300.0),
+}
+
+
+def ingest_rows(scale: float) -> list[dict[str, object]]:
+    """Peak RSS of ``ingest`` (store, then pack in the same process) for each case of ``INGESTS``."""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    rows: list[dict[str, object]] = []
+    for name, (what, make, megabytes) in INGESTS.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp)
+            args = make(folder, megabytes * scale)
+            code, wall, peak, text = run(["ingest", *args, "--json", "--home", str(folder / "home")], env)
+            try:
+                data = json.loads(text.strip().splitlines()[-1])["data"]
+                outcome = f"{data['paragraphs']} paragraphs; {data['pack'].get('summary', '')}"
+            except (ValueError, IndexError, KeyError, TypeError):
+                outcome = f"exit {code}"
+            rows.append({"case": name, "input": what if scale == 1 else f"{what} (x{scale})", "exit": code,
+                         "peakMiB": round(peak, 1), "seconds": round(wall, 1), "outcome": outcome,
+                         "withinTarget": peak <= TARGET_MIB})
+            print(f"{name:18} {peak:8.1f} MiB {wall:7.1f} s  {outcome}", file=sys.stderr, flush=True)
+    return rows
+
+
+def print_ingest(rows: list[dict[str, object]]) -> None:
+    print("| input | peak RSS (MiB) | seconds | outcome |")
+    print("|---|---:|---:|---|")
+    for row in rows:
+        mark = "" if row["withinTarget"] else " **over target**"
+        print(f"| {row['input']} | {row['peakMiB']}{mark} | {row['seconds']} | {row['outcome']} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -236,7 +311,15 @@ def main() -> None:
     parser.add_argument("--large", action="store_true", help="large runs instead of the hostile classes")
     parser.add_argument("--files", type=int, default=20_000, help="files of the --large pipeline")
     parser.add_argument("--million", action="store_true", help="with --large: also a million chunks")
+    parser.add_argument("--ingest", action="store_true", help="personal-record ingest instead")
+    parser.add_argument("--scale", type=float, default=1.0, help="with --ingest: input sizes times this")
     options = parser.parse_args()
+    if options.ingest:
+        found = ingest_rows(options.scale)
+        print_ingest(found)
+        if options.json:
+            Path(options.json).write_text(json.dumps(found, indent=1) + "\n")
+        return
     if options.large:
         found = large(options.files, options.million)
         print_large(found)

@@ -27,7 +27,7 @@ from episteme_core.errors import EpistemeError
 from episteme_core.records.gcpause import paused_cycle_gc
 from episteme_core.records.storage import StageEntry, StageIndex
 from episteme_core.search.units import MAX_RUN_CHARS, MIN_RUN_CHARS, RUN_CHARS, SECTION_RUN_CHARS
-from episteme_core.stages.chunks import chunks_stage, object_rows
+from episteme_core.stages.chunks import chunks_stage, iter_object_rows, object_rows
 from episteme_core.stages.shards import indexer_of, log_mark
 from episteme_core.store.commits import LazyStageIndex, Stage
 from episteme_core.store.home import Home
@@ -247,8 +247,8 @@ def _build_shard_object(job: ShardJob, task: ShardTask) -> list[BuiltShard]:
     shared: dict[str, str] = {}
     found: dict[str, tuple[dict[str, Any], bytes, int]] = {}
     for number, piece in enumerate(task.pieces):
-        rows_of = object_rows(chunks, piece.entry)[piece.start : piece.stop]
-        for row, raw in rows_of:
+        # one row at a time: only its index view and bytes stay (never the object's parsed rows)
+        for row, raw in iter_object_rows(chunks, piece.entry, piece.start, piece.stop):
             if row.get("sourceKind") != task.source:
                 path = str(chunks.object_path(piece.entry))
                 raise EpistemeError(
@@ -261,7 +261,6 @@ def _build_shard_object(job: ShardJob, task: ShardTask) -> list[BuiltShard]:
                     if isinstance(value, str):
                         view[field] = shared.setdefault(value, value)
                 found[row["id"]] = (view, raw, number)
-        del rows_of
     ids = sorted(found)
     rows = [found[i][0] for i in ids]
     row_bytes = [found[i][1] for i in ids]

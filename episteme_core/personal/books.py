@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from episteme_core.personal.plaintext import (
     parse_front_matter,
     split_paragraphs,
 )
+from episteme_core.personal.safe_open import Refused, read_checked
 from episteme_core.records.canonical import sha256_hex
 
 SOURCE = "books"
@@ -130,15 +130,11 @@ def read_book(
 ) -> Record:
     """One book file as the record ``book:<corpus>/<book>`` (both already id-safe); a file that is
     not a readable book raises ``Skipped``. ``relative`` is its path in the corpus, for metadata."""
-    info = os.lstat(path)
     shown = fs_text(path)
-    if stat.S_ISLNK(info.st_mode):
-        raise Skipped("symlink", f"{shown}: a symbolic link, skipped")
-    if not stat.S_ISREG(info.st_mode):
-        raise Skipped("notRegular", f"{shown}: not a regular file, skipped")
-    if info.st_size > max_bytes:
-        raise Skipped("tooLarge", f"{shown}: larger than {max_bytes} bytes, skipped")
-    data = path.read_bytes()[: max_bytes + 1]
+    try:  # opened once, checked on the descriptor, read no further than the size checked
+        data, _info = read_checked(path, max_bytes)
+    except Refused as refused:
+        raise Skipped(refused.reason, refused.message) from None
     if looks_binary(data):
         raise Skipped("binary", f"{shown}: binary content (NUL bytes), skipped")
     decoded, encoding = decode_text(data)
@@ -224,15 +220,14 @@ def _read_sidecar(path: Path, metadata: dict[str, Any]) -> Any:
     from episteme_core.records.canonical import loads_strict
 
     try:
-        info = os.lstat(path)
-    except OSError:
-        return None
-    if not stat.S_ISREG(info.st_mode) or info.st_size > SIDECAR_MAX_BYTES:
-        metadata["badSidecar"] = "not a regular file of at most 64 KiB"
+        data, _info = read_checked(path, SIDECAR_MAX_BYTES)
+    except Refused as refused:
+        if refused.reason != "missing":
+            metadata["badSidecar"] = "not a regular file of at most 64 KiB"
         return None
     try:
-        value = loads_strict(path.read_bytes(), source=str(path))
-    except (OSError, EpistemeError) as exc:
+        value = loads_strict(data, source=str(path))
+    except EpistemeError as exc:
         metadata["badSidecar"] = getattr(exc, "message", None) or str(exc)
         return None
     if not isinstance(value, dict) or "date" not in value:
@@ -267,9 +262,18 @@ def corpus_name(directory: Path) -> str:
 def scan_books(
     directories: list[Path], *, max_bytes: int = DEFAULT_MAX_BYTES, warn: Warn | None = None
 ) -> BooksScan:
-    """Every book under ``directories`` (sorted, hidden entries and symlinks skipped)."""
-    warn = warn or (lambda code, message: None)
+    """Every book under ``directories`` (sorted, hidden entries and symlinks skipped), all at once."""
     scan = BooksScan()
+    scan.records.extend(iter_books(directories, scan, max_bytes=max_bytes, warn=warn))
+    return scan
+
+
+def iter_books(
+    directories: list[Path], scan: BooksScan, *, max_bytes: int = DEFAULT_MAX_BYTES, warn: Warn | None = None
+) -> Iterator[Record]:
+    """Each book under ``directories`` as it is read, its skips counted in ``scan``: an ingest stores
+    one book and lets it go before reading the next (memory follows the largest book, not the run)."""
+    warn = warn or (lambda code, message: None)
     seen: set[str] = set()
     for directory in directories:
         shown = fs_text(directory)
@@ -324,8 +328,7 @@ def scan_books(
             if "badSidecar" in record.metadata:
                 warn("BAD_SIDECAR", f"{where}: its {SIDECAR_SUFFIX} sidecar is not read: "
                      f"{record.metadata['badSidecar']}")
-            scan.records.append(record)
-    return scan
+            yield record
 
 
 def _walk(directory: Path, scan: BooksScan, warn: Warn) -> list[Path]:

@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import re
-import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -20,8 +19,16 @@ import attrs
 
 from episteme_core.errors import EpistemeError
 from episteme_core.personal.limits import CLAUDE_MAX_BYTES, CLAUDE_MAX_LINE_BYTES, CLAUDE_PROJECTS
-from episteme_core.personal.model import Paragraph, Record, build_record, from_timestamp, parse_time
+from episteme_core.personal.model import (
+    Paragraph,
+    Record,
+    build_record,
+    check_record_id,
+    from_timestamp,
+    parse_time,
+)
 from episteme_core.personal.plaintext import fs_segment, fs_text, name_is_utf8
+from episteme_core.personal.safe_open import Refused, is_symlink, open_checked
 from episteme_core.records.canonical import canonical_text
 
 SOURCE = "claude"
@@ -257,13 +264,6 @@ def _paragraph(block: Any, time: str | None, common: dict[str, Any], key: str) -
     return Paragraph(n=0, text=text, time=time, kind=kind, attributes=attributes)
 
 
-def _regular(path: Path) -> bool:
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
 def read_session(
     project_dir: Path,
     session_file: Path,
@@ -277,29 +277,28 @@ def read_session(
     raw_session = session_file.name[: -len(".jsonl")]
     project = fs_segment(project_dir.name) or "_"
     session = fs_segment(raw_session) or "_"
-    files = [session_file]
-    subagents = session_file.with_suffix("") / "subagents"
-    if subagents.is_dir() and not subagents.is_symlink():
-        files.extend(sorted(p for p in subagents.glob("*.jsonl") if not p.name.startswith(".")))
+    skipped: dict[str, int] = {}
+    files = [session_file] + _subagent_files(session_file, skipped, warn)
     seen: set[str] = set()
     paragraphs: list[Paragraph] = []
-    skipped: dict[str, int] = {}
     facts: dict[str, Any] = {}
     versions: set[str] = set()
     lines = 0
     attached: list[str] = []
+    mtime: float | None = None
     for path in files:
-        if not _regular(path):
-            skipped["symlink"] = skipped.get("symlink", 0) + 1
-            warn("TRANSCRIPT_SKIPPED", f"{fs_text(path)}: not a regular file (symbolic link?), skipped")
-            continue
-        if path.stat().st_size > max_bytes:
-            skipped["tooLarge"] = skipped.get("tooLarge", 0) + 1
-            warn("TRANSCRIPT_SKIPPED", f"{fs_text(path)}: larger than {max_bytes} bytes, skipped")
-            continue
         agent = None if path == session_file else path.stem
-        with open(path, "rb") as handle:
-            parsed = parse_transcript(handle, max_line_bytes=max_line_bytes, agent_file=agent, seen=seen)
+        try:  # opened once, checked on the descriptor, read no further than the size checked
+            with open_checked(path, max_bytes) as (handle, info):
+                parsed = parse_transcript(handle, max_line_bytes=max_line_bytes, agent_file=agent, seen=seen)
+        except Refused as refused:
+            if agent is None and refused.reason in ("symlink", "notRegular", "missing"):
+                raise  # the session file itself is no transcript: the caller counts and tells it
+            skipped[refused.reason] = skipped.get(refused.reason, 0) + 1
+            warn("TRANSCRIPT_SKIPPED", refused.message)
+            continue
+        if agent is None:
+            mtime = info.st_mtime
         if agent is not None:
             attached.append(fs_text(f"{raw_session}/subagents/{path.name}"))
             for paragraph in parsed.paragraphs:
@@ -314,7 +313,9 @@ def read_session(
     if all(p.kind == "summary" for p in paragraphs):  # a title without a conversation cites nothing
         return None
     times = [p.time for p in paragraphs if p.time]
-    time = times[0] if times else from_timestamp(session_file.stat().st_mtime)
+    if mtime is None:  # the session file was not read (too large): its stat, never followed
+        mtime = os.lstat(session_file).st_mtime
+    time = times[0] if times else from_timestamp(mtime)
     metadata: dict[str, Any] = {
         "project": fs_text(project_dir.name),
         "session": fs_text(raw_session),
@@ -333,6 +334,20 @@ def read_session(
         title=_title(paragraphs),
         metadata=metadata,
     )
+
+
+def _subagent_files(session_file: Path, skipped: dict[str, int], warn: Warn) -> list[Path]:
+    """``<session>/subagents/*.jsonl`` in name order; a symlinked session or ``subagents`` folder is
+    not followed (its files may lie outside ``--projects``): skipped, counted and told."""
+    folder = session_file.with_suffix("")
+    for step in (folder, folder / "subagents"):
+        if is_symlink(step):
+            skipped["symlink"] = skipped.get("symlink", 0) + 1
+            warn("TRANSCRIPT_SKIPPED", f"{fs_text(step)}: a symbolic link, skipped")
+            return []
+        if not step.is_dir():
+            return []
+    return sorted(p for p in (folder / "subagents").glob("*.jsonl") if not p.name.startswith("."))
 
 
 def _title(paragraphs: list[Paragraph]) -> str | None:
@@ -355,7 +370,23 @@ def scan_projects(
     max_bytes: int = DEFAULT_MAX_BYTES,
     warn: Warn | None = None,
 ) -> ClaudeScan:
-    """Every session under ``projects/<project>/<session>.jsonl``, in name order."""
+    """Every session under ``projects/<project>/<session>.jsonl``, in name order, all at once."""
+    scan = ClaudeScan()
+    scan.records.extend(iter_sessions(projects, scan, max_line_bytes=max_line_bytes, max_bytes=max_bytes,
+                                      warn=warn))
+    return scan
+
+
+def iter_sessions(
+    projects: Path,
+    scan: ClaudeScan,
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    warn: Warn | None = None,
+) -> Iterator[Record]:
+    """Each session's record as it is read, its skips counted in ``scan``: an ingest stores one
+    session and lets it go before reading the next."""
     warn = warn or (lambda code, message: None)
     if not projects.is_dir():
         raise EpistemeError(
@@ -364,7 +395,6 @@ def scan_projects(
             details={"path": fs_text(projects)},
             hint="pass --projects DIR (the folder that holds one folder per project)",
         )
-    scan = ClaudeScan()
     for project_dir in sorted(projects.iterdir()):
         if project_dir.name.startswith(".") or not project_dir.is_dir():
             continue
@@ -384,13 +414,19 @@ def scan_projects(
                 scan.sessions_skipped += 1
                 warn("TRANSCRIPT_SKIPPED", f"{where}: the name cannot be part of a record id, skipped")
                 continue
-            if not _regular(session_file):
-                scan.add_skips({"symlink": 1})
-                warn("TRANSCRIPT_SKIPPED", f"{where}: not a regular file (symbolic link?), skipped")
+            try:
+                check_record_id(f"chat:claude/{fs_segment(project_dir.name)}/{fs_segment(session)}")
+                record = read_session(
+                    project_dir, session_file, max_line_bytes=max_line_bytes, max_bytes=max_bytes, warn=warn
+                )
+            except Refused as refused:
+                scan.add_skips({refused.reason: 1})
+                warn("TRANSCRIPT_SKIPPED", refused.message)
                 continue
-            record = read_session(
-                project_dir, session_file, max_line_bytes=max_line_bytes, max_bytes=max_bytes, warn=warn
-            )
+            except EpistemeError as unfit:  # one session that cannot be a record never fails the run
+                scan.sessions_skipped += 1
+                warn("TRANSCRIPT_SKIPPED", f"{where}: {unfit.message}, skipped")
+                continue
             if record is None:
                 scan.sessions_skipped += 1
                 continue
@@ -406,5 +442,4 @@ def scan_projects(
                 scan.names_not_utf8 += 1
                 warn("TRANSCRIPT_NAME_NOT_UTF8", f"{where}: the name is not UTF-8; read as {record.id} "
                      "(bytes that are not UTF-8 are written %XX in the id)")
-            scan.records.append(record)
-    return scan
+            yield record

@@ -7,7 +7,7 @@ every source.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,11 +23,18 @@ if TYPE_CHECKING:
 
 @attrs.define
 class Collected:
-    """What a source's scan found: the records, and what it skipped or noticed (for the report)."""
+    """What a source's scan found: the records, and what it skipped or noticed (for the report).
 
-    records: list[Record]
+    ``records`` may be a generator: each record is stored and let go before the next is read, so a
+    run holds one record at a time. ``skipped`` and ``extra`` (a mapping, or a function giving one)
+    are read once every record was stored, so a generator may fill them as it goes."""
+
+    records: Iterable[Record]
     skipped: dict[str, int] = attrs.field(factory=dict)
-    extra: dict[str, Any] = attrs.field(factory=dict)
+    extra: dict[str, Any] | Callable[[], dict[str, Any]] = attrs.field(factory=dict)
+
+    def extras(self) -> dict[str, Any]:
+        return self.extra() if callable(self.extra) else self.extra
 
 
 def run_ingest(
@@ -42,15 +49,23 @@ def run_ingest(
     with ctx.writing() as home:
         ctx.progress.update(source, 0, None, "started", "reading")
         collected = collect()
-        ctx.progress.update(source, len(collected.records), None, "started", "storing")
-        report = save_records(home, ctx.command, collected.records, merge=merge, warn=ctx.warn)
-        ctx.progress.update(source, len(collected.records), len(collected.records), "completed", "stored")
+        found = 0
+
+        def counted() -> Iterator[Record]:
+            nonlocal found
+            for record in collected.records:
+                found += 1
+                ctx.progress.update(source, found, None, "started", "storing")
+                yield record
+
+        report = save_records(home, ctx.command, counted(), merge=merge, warn=ctx.warn)
+        ctx.progress.update(source, found, found, "completed", "stored")
         data: dict[str, Any] = {
             "source": source,
-            "found": len(collected.records),
+            "found": found,
             **report.to_json(),
             "skipped": dict(sorted(collected.skipped.items())),
-            **collected.extra,
+            **collected.extras(),
         }
         if pack:
             from episteme_core.personal.pack import pack_stages
@@ -113,11 +128,12 @@ def ingest_books(
     ctx: RunContext, directories: list[Path], *, max_bytes: int, pack: bool = True
 ) -> dict[str, Any]:
     """``episteme ingest books DIR...``."""
-    from episteme_core.personal.books import scan_books
+    from episteme_core.personal.books import BooksScan, iter_books
 
     def collect() -> Collected:
-        scan = scan_books(directories, max_bytes=max_bytes, warn=ctx.warn)
-        return Collected(scan.records, scan.skipped, scan.extra())
+        scan = BooksScan()
+        return Collected(iter_books(directories, scan, max_bytes=max_bytes, warn=ctx.warn), scan.skipped,
+                         scan.extra)
 
     return run_ingest(ctx, "books", collect, pack=pack)
 
@@ -134,12 +150,14 @@ def ingest_claude(
     ctx: RunContext, projects: Path, *, max_line_bytes: int, max_bytes: int, pack: bool = True
 ) -> dict[str, Any]:
     """``episteme ingest claude [--projects DIR]``: grown transcripts append only what is new."""
-    from episteme_core.personal.claude import scan_projects
+    from episteme_core.personal.claude import ClaudeScan, iter_sessions
     from episteme_core.personal.model import merge_grown
 
     def collect() -> Collected:
-        scan = scan_projects(projects, max_line_bytes=max_line_bytes, max_bytes=max_bytes, warn=ctx.warn)
-        return Collected(scan.records, scan.skipped, scan.extra())
+        scan = ClaudeScan()
+        records = iter_sessions(projects, scan, max_line_bytes=max_line_bytes, max_bytes=max_bytes,
+                                warn=ctx.warn)
+        return Collected(records, scan.skipped, scan.extra)
 
     return run_ingest(ctx, "claude", collect, merge=merge_grown, pack=pack)
 

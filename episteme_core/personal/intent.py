@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from pathlib import Path
 from typing import Any
 
 from episteme_core.errors import EpistemeError
 from episteme_core.personal.model import Paragraph, Record, build_record, from_timestamp, parse_time
 from episteme_core.personal.plaintext import decode_text, normalise_newlines, parse_front_matter
+from episteme_core.personal.safe_open import Refused, read_checked
 from episteme_core.records.canonical import sha256_hex
 
 SOURCE = "intent"
@@ -53,24 +52,26 @@ def split_sections(text: str, first_line: int = 1) -> list[tuple[str, str | None
 
 def read_intent(path: Path) -> Record:
     """The intent record; a missing or unreadable file is ``INVALID_INPUT`` naming it."""
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        raise EpistemeError(
-            "INVALID_INPUT", f"{path}: no intent file", details={"path": str(path)},
-            hint=f"write your intent as Markdown in {path}",
-        ) from None
-    if not stat.S_ISREG(info.st_mode):
-        raise EpistemeError(
-            "INVALID_INPUT", f"{path}: not a regular file (symbolic links are refused)",
-            details={"path": str(path)},
-        )
-    if info.st_size > MAX_BYTES:
-        raise EpistemeError(
-            "LIMIT_EXCEEDED", f"{path}: larger than {MAX_BYTES} bytes",
-            details={"path": str(path), "limit": MAX_BYTES},
-        )
-    data = path.read_bytes()
+    try:  # opened once, checked on the descriptor, read no further than the size checked
+        data, info = read_checked(path, MAX_BYTES)
+    except Refused as refused:
+        if refused.reason == "missing":
+            raise EpistemeError(
+                "INVALID_INPUT", f"{path}: no intent file", details={"path": str(path)},
+                hint=f"write your intent as Markdown in {path}",
+            ) from None
+        if refused.reason == "tooLarge":
+            raise EpistemeError(
+                "LIMIT_EXCEEDED", f"{path}: larger than {MAX_BYTES} bytes",
+                details={"path": str(path), "limit": MAX_BYTES},
+            ) from None
+        if refused.reason in ("symlink", "notRegular"):
+            raise EpistemeError(
+                "INVALID_INPUT", f"{path}: not a regular file (symbolic links are refused)",
+                details={"path": str(path)},
+            ) from None
+        raise EpistemeError("INVALID_INPUT", refused.message.removesuffix(", skipped"),
+                            details={"path": str(path)}) from None
     decoded, encoding = decode_text(data)
     text = normalise_newlines(decoded)
     front, body, consumed, raw_front = parse_front_matter(text)

@@ -53,10 +53,25 @@ class Record:
     schema_version: str = RECORD_SCHEMA_VERSION
 
     def to_bytes(self) -> bytes:
-        """The canonical bytes stored as the snapshot's content."""
+        """The canonical bytes stored as the snapshot's content: the record's canonical JSON, its
+        paragraphs encoded one at a time (a record of a million paragraphs never becomes one tree of
+        dicts in memory, nor one string beside its bytes)."""
+        import io
+
         from episteme_core.records.convert import unstructure
 
-        return canonical_bytes(unstructure(self))
+        head = canonical_bytes(unstructure(attrs.evolve(self, paragraphs=[])))
+        # "paragraphs" is the last key that can hold an object: the keys after it (schemaVersion,
+        # source, time, title) are strings, whose quotes are escaped, so the last match is ours.
+        at = head.rindex(b'"paragraphs":[]') + len(b'"paragraphs":[')
+        out = io.BytesIO()
+        out.write(head[:at])
+        for index, paragraph in enumerate(self.paragraphs):
+            if index:
+                out.write(b",")
+            out.write(canonical_bytes(unstructure(paragraph))[:-1])
+        out.write(head[at:])
+        return out.getvalue()
 
     def paragraph(self, n: int) -> Paragraph:
         """Paragraph ``n`` (1-based) or ``INVALID_INPUT``."""
@@ -91,8 +106,8 @@ def build_record(
     """A record with its paragraphs numbered 1..N in the order given (ids checked)."""
     check_record_id(id)
     numbered: list[Paragraph] = []
-    for index, item in enumerate(paragraphs, start=1):
-        numbered.append(attrs.evolve(item, n=index))
+    for index, item in enumerate(paragraphs, start=1):  # already numbered: kept, not copied
+        numbered.append(item if item.n == index else attrs.evolve(item, n=index))
     return Record(
         id=id, source=source, time=time, paragraphs=numbered, title=title, metadata=metadata or {}
     )

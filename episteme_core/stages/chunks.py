@@ -71,34 +71,65 @@ def iter_chunk_rows(home: Home, index: StageIndex | None = None) -> Iterator[tup
 
 def object_rows(stage: Stage, entry: StageEntry) -> list[tuple[dict[str, Any], bytes]]:
     """The chunks of one committed chunks object as (JSON, canonical bytes), in reading order,
-    hash-verified (``iter_chunk_rows`` for one object: what one shard-building task reads)."""
+    hash-verified (``iter_chunk_rows`` for one object)."""
+    return list(iter_object_rows(stage, entry))
+
+
+def iter_object_rows(stage: Stage, entry: StageEntry, start: int = 0,
+                     stop: int | None = None) -> Iterator[tuple[dict[str, Any], bytes]]:
+    """Rows ``start:stop`` of one committed chunks object as (JSON, canonical bytes), one at a time,
+    hash-verified: what one shard-building task reads. The rows outside the slice are scanned and
+    let go, and a row given is never held here, so memory follows the object's text, not its rows."""
     data = stage.read_bytes(entry)  # size and sha256 checked against the strict index
     path = str(stage.object_path(entry))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise EpistemeError("INVALID_INPUT", f"{path}: not valid UTF-8", details={"path": path}) from exc
-    rows = _canonical_rows(text)
-    if rows is None:
-        try:
-            body = json.loads(text)
-        except ValueError as exc:
-            raise EpistemeError(
-                "INVALID_INPUT", f"{path}: not valid JSON", details={"path": path}
-            ) from exc
-        if not isinstance(body, dict) or not isinstance(body.get("chunks"), list):
-            raise EpistemeError("INVALID_INPUT", f"{path}: not a chunks object", details={"path": path})
-        from episteme_core.records.canonical import canonical_bytes
+    del data
+    given = start
+    try:
+        for index, row, raw in _scan_rows(text):
+            if stop is not None and index >= stop:
+                continue
+            if index >= start:
+                given = index + 1
+                yield row, raw
+        return
+    except _NotCanonical:
+        pass
+    try:  # not the layout chunk_home writes (none of ours): parsed whole, the rows not given yet
+        body = json.loads(text)
+    except ValueError as exc:
+        raise EpistemeError(
+            "INVALID_INPUT", f"{path}: not valid JSON", details={"path": path}
+        ) from exc
+    if not isinstance(body, dict) or not isinstance(body.get("chunks"), list):
+        raise EpistemeError("INVALID_INPUT", f"{path}: not a chunks object", details={"path": path})
+    from episteme_core.records.canonical import canonical_bytes
 
-        rows = [(row, canonical_bytes(row)[:-1]) for row in body["chunks"]]
-    return rows
+    for row in body["chunks"][given:stop]:
+        yield row, canonical_bytes(row)[:-1]
 
 
 _SCAN: Any = None
 
 
+class _NotCanonical(Exception):
+    """A chunks object not in canonical layout (left to the JSON parser)."""
+
+
 def _canonical_rows(text: str) -> list[tuple[dict[str, Any], bytes]] | None:
-    """The rows of a chunks object in canonical layout with each row's own bytes; None otherwise.
+    """The rows of a chunks object in canonical layout with each row's own bytes; None otherwise."""
+    try:
+        return [(row, raw) for _, row, raw in _scan_rows(text)]
+    except _NotCanonical:
+        return None
+
+
+def _scan_rows(text: str) -> Iterator[tuple[int, dict[str, Any], bytes]]:
+    """Each row of a chunks object in canonical layout as (number, JSON, its bytes), as it is scanned;
+    ``_NotCanonical`` where the layout is not canonical (also after rows were given).
 
     Canonical JSON has no whitespace, so the object is ``{"key":value,...}`` and each row of
     ``"chunks":[...]`` is the text between its commas; the C scanner gives where each value ends.
@@ -111,47 +142,51 @@ def _canonical_rows(text: str) -> list[tuple[dict[str, Any], bytes]] | None:
     from json.decoder import scanstring  # type: ignore[attr-defined]
 
     scan = _SCAN
-    rows: list[tuple[dict[str, Any], bytes]] | None = None
+    seen_chunks = False
     try:
         if text[:2] != '{"':
-            return None
+            raise _NotCanonical
         at = 1
         while True:
             if text[at] != '"':
-                return None
+                raise _NotCanonical
             key, at = scanstring(text, at + 1)
             if text[at] != ":":
-                return None
+                raise _NotCanonical
             at += 1
             if key == "chunks":
-                if text[at] != "[" or rows is not None:
-                    return None
-                rows = []
+                if text[at] != "[" or seen_chunks:
+                    raise _NotCanonical
+                seen_chunks = True
                 at += 1
                 if text[at] == "]":
                     at += 1
                 else:
+                    number = 0
                     while True:
                         start = at
                         row, at = scan(text, at)
                         if not isinstance(row, dict):
-                            return None
-                        rows.append((row, text[start:at].encode("utf-8")))
+                            raise _NotCanonical
+                        yield number, row, text[start:at].encode("utf-8")
+                        number += 1
                         if text[at] == "]":
                             at += 1
                             break
                         if text[at] != ",":
-                            return None
+                            raise _NotCanonical
                         at += 1
             else:
                 _, at = scan(text, at)
             if text[at] == "}":
-                return rows if text[at + 1 :] in ("", "\n") else None
+                if text[at + 1 :] in ("", "\n") and seen_chunks:
+                    return
+                raise _NotCanonical
             if text[at] != ",":
-                return None
+                raise _NotCanonical
             at += 1
-    except (IndexError, StopIteration, ValueError):
-        return None
+    except (IndexError, StopIteration, ValueError) as exc:
+        raise _NotCanonical from exc
 
 
 def read_chunks(home: Home) -> list[Chunk]:
