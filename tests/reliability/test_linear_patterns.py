@@ -247,7 +247,8 @@ SCANNED = ("episteme_core", "plugins")
 NOT_SOURCE_TEXT_FILES = {  # files whose patterns read only names, ids, options, messages or our output
     "episteme_core/serve/guards.py", "episteme_core/serve/calls.py", "episteme_core/ask/config.py",
     "episteme_core/ask/evalrun.py", "episteme_core/ask/run.py", "episteme_core/ask/telemetry.py",
-    "episteme_core/ask/reference_server.py", "episteme_core/bm25/writer.py", "episteme_core/capture/statcache.py",
+    "episteme_core/ask/reference_server.py", "episteme_core/bm25/writer.py",
+    "episteme_core/capture/statcache.py",
     "episteme_core/extract/changed.py", "episteme_core/extract/html_offsets.py",
     "episteme_core/personal/library.py", "episteme_core/search/query.py",
 }
