@@ -62,6 +62,11 @@ HOSTILE = [
      ["tests/capture/test_snapshot_http.py", "tests/capture/test_netguard.py"]),
     ("XML entity bombs, deep nesting, broken and encrypted PDFs", "refused or partial, never a hang",
      ["tests/extract/test_pdf_xml.py"]),
+    ("a WARC record with a Content-Length past 2^63 - 1 (and just under)",
+     "INVALID_INPUT naming the record and its offset, nothing stored changed",
+     ["tests/reliability/test_warc_lengths.py"]),
+    ("1 MB of a backtracking run for each pattern applied to source text", "linear: under 2 s each",
+     ["tests/reliability/test_linear_patterns.py"]),
 ]
 
 

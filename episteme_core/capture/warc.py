@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import sys
 import uuid
 import zlib
 from collections import Counter
@@ -105,7 +106,7 @@ def import_warc(
         _check_gzip(handle, path)
         _check_magic(handle, path)
         try:
-            for record in ArchiveIterator(handle, check_digests=False):
+            for record in _records(ArchiveIterator(handle, check_digests=False), path):
                 records += 1
                 if not record.rec_type:
                     raise EpistemeError(
@@ -124,7 +125,7 @@ def import_warc(
                     for item in result.warnings:
                         warn(item["code"], f"{result.source}: {item['message']}", source=result.source)
         except (ArchiveLoadFailed, ValueError, EOFError, OSError, AttributeError, KeyError, TypeError,
-                IndexError, zlib.error) as exc:  # warcio on hostile input
+                IndexError, OverflowError, zlib.error) as exc:  # warcio on hostile input
             raise EpistemeError(
                 "INVALID_INPUT", f"{path}: not a readable WARC file: {exc}",
                 details={"path": str(path), "record": records},
@@ -138,6 +139,27 @@ def import_warc(
             if result.status == "failed":
                 warn("SOURCE_FAILED", result.message or "", source=result.source, sourceCode=result.code)
     return WarcImportReport(run, str(path), records, dict(sorted(skipped.items())))
+
+
+def _records(iterator: Any, path: Path) -> Iterator[Any]:
+    """warcio's records; one whose Content-Length is past what a read can take (2^63 - 1 on 64 bits,
+    where warcio fails with OverflowError) is ``INVALID_INPUT`` naming its number and offset."""
+    number = 0
+    while True:
+        try:
+            record = next(iterator)
+        except StopIteration:
+            return
+        except OverflowError:
+            raise EpistemeError(
+                "INVALID_INPUT",
+                f"{path}: record {number} (at byte {iterator.offset}) declares a length too large to read "
+                f"(its Content-Length is past {sys.maxsize})",
+                details={"path": str(path), "record": number, "offset": iterator.offset},
+                hint="the file is damaged or hostile: a record's Content-Length is its block's size in bytes",
+            ) from None
+        yield record
+        number += 1
 
 
 def _check_gzip(handle: IO[bytes], path: Path) -> None:

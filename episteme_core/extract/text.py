@@ -17,7 +17,9 @@ from episteme_core.records.extraction import ExtractRequest
 from episteme_core.text.decode import decode
 
 _BLANK = re.compile(r"\n[ \t\f\v]*\n(?:[ \t\f\v]*\n)*")
-_ATX = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+# The title runs to its last character that is not a space, tab or #: possessive runs, so a line of
+# spaces after a title is read once (``(.+?)[ \t#]*$`` retried the tail at every character).
+_ATX = re.compile(r"^(#{1,6})[ \t]+(.(?:[ \t#]*+[^ \t#\n])*+)[ \t#]*$")
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 
 

@@ -27,8 +27,9 @@ PREDEFINED = frozenset({"amp", "lt", "gt", "quot", "apos"})
 
 _DECL = re.compile(r"^\s*<\?xml[^>]*\?>")
 _DOCTYPE_START = re.compile(r"<!DOCTYPE\b", re.IGNORECASE)
+# ``[^>]*+`` is possessive: the spaces before ``>`` are its own, never retried (linear).
 _ENTITY = re.compile(
-    r"<!ENTITY\s+(%\s+)?([^\s%\"'>]+)\s+(?:\"([^\"]*)\"|'([^']*)'|((?:SYSTEM|PUBLIC)\b[^>]*))\s*>",
+    r"<!ENTITY\s+(%\s+)?([^\s%\"'>]+)\s+(?:\"([^\"]*)\"|'([^']*)'|((?:SYSTEM|PUBLIC)\b[^>]*+))\s*>",
     re.S,
 )
 _REF = re.compile(r"&([A-Za-z_:][\w.:-]*);")

@@ -32,7 +32,9 @@ _CAPTION_OPEN = re.compile(r"^\[\s*(?:illustration|frontispiece|image|picture|pl
                            re.IGNORECASE)
 CAPTION_MAX_PARAGRAPHS = 12  # a caption split at blank lines ("[Illustration:", lines, "]") closes within
 # "Heading to Chapter I.        1", "Frontispiece ....... iv": a gap of spaces or dots, then a page
-_PAGED_LINE = re.compile(r"\S.*?(?:\s{2,}|\s*\.{3,}\s*)(?:[0-9]{1,4}|[ivxlcdm]{1,8})\s*$", re.IGNORECASE)
+# A line ending in a page number after a gap of two spaces or a dot leader; ``.*?`` takes any longer
+# gap or leader, so the separators are fixed-width and the runs after them possessive (linear).
+_PAGED_LINE = re.compile(r"\S.*?(?:\s\s|\.{3}\s*+)(?:[0-9]{1,4}|[ivxlcdm]{1,8})\s*+$", re.IGNORECASE)
 _CONTENTS_HEADING = re.compile(r"^(?:table\s+of\s+)?contents\.?$|^(?:list\s+of\s+)?illustrations\.?$|^page$",
                                re.IGNORECASE)
 _BOILERPLATE = re.compile(r"project\s+gutenberg", re.IGNORECASE)

@@ -17,7 +17,8 @@ RECORD_ID = "intent"
 FILE_NAME = "intent.md"
 MAX_BYTES = 16 * 1024 * 1024
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
+# The title runs to its last character that is not a space, tab or # (possessive runs: linear).
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.(?:[ \t#]*+[^ \t#\n])*+)[ \t#]*$")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
 

@@ -29,7 +29,7 @@ from episteme_core.kernel.defaults import (
 from episteme_core.serve.guards import Address, parse_host, read_token_file
 
 DRAIN_SECONDS = 30
-CONNECTIONS_PER_SLOT = 4  # open connections (idle keep-alive ones too) allowed per request in flight
+KEEP_ALIVE_SECONDS = 5  # an idle kept-alive connection is closed after this
 Announce = Callable[[str, dict[str, Any]], None]
 
 
@@ -116,6 +116,7 @@ def serve(home: Any, plugins: Any, options: ServeOptions, *, announce: Announce,
     from mcp.server.transport_security import TransportSecuritySettings
 
     from episteme_core.serve.calls import Caller
+    from episteme_core.serve.connections import connection_limits, guarded_protocol
     from episteme_core.serve.guards import Guard, GuardSettings
     from episteme_core.serve.mcp import EpistemeMCP
     from episteme_core.serve.shardcache import ShardCache
@@ -145,10 +146,12 @@ def serve(home: Any, plugins: Any, options: ServeOptions, *, announce: Announce,
             if not self.should_exit:
                 announce(f"listening on {url} (home {home.root}; tools: {', '.join(names)})", data)
 
+    # Connections are bounded and timed by the protocol (per address, in total, header and body
+    # deadlines), not by uvicorn's limit_concurrency, which answers 503 to all once idle sockets fill it.
+    protocol = guarded_protocol(connection_limits(options.max_inflight))
     config = uvicorn.Config(guarded, log_config=None, log_level="warning", access_log=False, lifespan="on",
-                            http="h11", ws="none", server_header=False,
-                            limit_concurrency=CONNECTIONS_PER_SLOT * options.max_inflight + 16,
-                            timeout_graceful_shutdown=DRAIN_SECONDS)
+                            http=protocol, ws="none", server_header=False, limit_concurrency=None,
+                            timeout_keep_alive=KEEP_ALIVE_SECONDS, timeout_graceful_shutdown=DRAIN_SECONDS)
     try:
         asyncio.run(Server(config).serve(sockets=[sock]))
     finally:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_MARKER = re.compile(r"\s*\[\d+\]")
+# Starts only where a space run starts, so a long run is scanned once, not from each of its spaces.
+_MARKER = re.compile(r"(?<!\s)\s*\[\d++\]")
 
 
 def items(graph: Any, key: str) -> list[dict[str, Any]]:

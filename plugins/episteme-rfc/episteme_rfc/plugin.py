@@ -21,11 +21,12 @@ BCP14 = re.compile(
 )
 _FOOTER = re.compile(r"\[Page \d+\]\s*$")
 _HEADER = re.compile(r"^(RFC|Internet-Draft|INTERNET-DRAFT)\b.*\S\s{2,}\S")
-_NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+(\S.*?)\s*$")
+# A title runs from its first to its last non-space character (possessive runs: linear in the line).
+_NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+(\S(?:[^\S\n]*+\S)*+)\s*$")
 # A run-in heading: a numbered section whose title is a capitalised term and whose text follows on
 # the same line after a wide gap (RFC 2119: "3. SHOULD   This word, or the adjective ...").
 _RUN_IN = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+([A-Z][A-Z0-9]*(?: [A-Z][A-Z0-9]*)*)\s{3,}(?=\S)")
-_APPENDIX = re.compile(r"^Appendix\s+([A-Z](?:\.\d+)*)\.?\s+(\S.*?)\s*$")
+_APPENDIX = re.compile(r"^Appendix\s+([A-Z](?:\.\d+)*)\.?\s+(\S(?:[^\S\n]*+\S)*+)\s*$")
 _UNNUMBERED = frozenset({
     "abstract", "status of this memo", "copyright notice", "table of contents", "references",
     "normative references", "informative references", "author's address", "authors' addresses",

@@ -9,7 +9,9 @@ from typing import Any
 from episteme_graph import model
 from episteme_graph.export.common import concept_contexts, json_line
 
-_ARROWS = re.compile(r"\s*(?:<->|->|[\u2190-\u21ff\u27f6])\s*")
+# Spaces before an arrow are taken from where their run starts (or none, right after a match), so a
+# long run is scanned once, not from each of its spaces.
+_ARROWS = re.compile(r"(?:(?<!\s)\s*|)(?:<->|->|[\u2190-\u21ff\u27f6])\s*")
 _EMOJI = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\U0001f1e6-\U0001f1ff]")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+", re.MULTILINE)
 _SPACES = re.compile(r"[ \t]+")
