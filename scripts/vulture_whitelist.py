@@ -87,3 +87,7 @@ marked_as  # unused variable (episteme_core/ask/answer.py:89): a field of the an
 rerank_score  # unused variable (episteme_core/search/query.py:92): a field of the query's JSON
 _.list_resource_templates  # unused method (episteme_core/serve/mcp.py:64): called by the MCP server
 _.read_resource  # unused method (episteme_core/serve/mcp.py:71): called by the MCP server
+scan_books  # unused function (episteme_core/personal/books.py): the shelf's scan whole, for tests (ingest streams it)
+scan_projects  # unused function (episteme_core/personal/claude.py): the projects' scan whole, for tests
+_.readable  # unused method (episteme_core/personal/safe_open.py): io.RawIOBase asks it
+_canonical_rows  # unused function (episteme_core/stages/chunks.py): the row scanner whole, for its property test

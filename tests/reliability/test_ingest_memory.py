@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-
 # The measured process is started by a small one: a child forked straight from pytest would count
 # pytest's own pages in its peak (the high-water mark of a process spans its fork, before its exec).
 _MEASURE = (
