@@ -16,7 +16,8 @@ _MEASURE = (
     "import resource, subprocess, sys\n"
     "proc = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)\n"
     "sys.stdout.write(proc.stdout.decode())\n"
-    "sys.stdout.write('\\n%d %d\\n' % (proc.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n"
+    "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+    "sys.stdout.write('\\n%d %d\\n' % (proc.returncode, peak))\n"
 )
 
 
