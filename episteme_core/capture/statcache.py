@@ -208,6 +208,19 @@ class StatCache:
             return None
         return self.unchanged(path, info, identity)
 
+    def confirmations(self, head: str | None) -> tuple[dict[str, Any], int] | None:
+        """The entries by path and the generation whose confirmations hold under the snapshots head
+        ``head`` (what ``confirmed`` checks, for a caller that checks many files at once; entries are
+        as loaded: the caller checks each field it uses), or None when none holds."""
+        if not self.trust or head is None or head != self._head:
+            return None
+        return self._files, self._generation
+
+    def unchanged_id(self, path: str) -> str | None:
+        """The snapshot id recorded for ``path`` (a file ``confirmations`` vouched for)."""
+        found = self._files.get(self.key(path))
+        return str(found[8]) if type(found) is list and len(found) in (9, 11) else None
+
     def confirm(self, head: str | None, latest: list[tuple[str, list[Any], str | None, str]]) -> None:
         """Confirm, under the snapshots head ``head``, each (path, identity, fragment, snapshot id)
         found to be its source's latest after the commit. Under a new head every earlier
