@@ -33,14 +33,19 @@ def norm(length: int, average: float, params: Mapping[str, Any]) -> float:
     return k1 * ((1 - b) + b * length / average)  # type: ignore[no-any-return]
 
 
-def scores_python(tfs: Sequence[int], lengths: Sequence[int], rows: Sequence[int], average: float,
-                  term_idf32: float, params: Mapping[str, Any]) -> array.array[float]:
-    """The float32 scores of one term's pairs (``tfs[i]`` times in unit ``rows[i]``), in plain Python:
-    ``tf / (norm + tf) * idf32`` in float64, rounded to float32, as ``scores_numpy`` computes them."""
+def norms_python(lengths: Sequence[int], average: float, params: Mapping[str, Any]) -> list[float]:
+    """``norm`` of every unit, in plain Python (the same float64 values as ``norms_numpy``)."""
     k1, b = params["k1"], params["b"]
     rest = 1 - b
-    return array.array("f", [tf / (k1 * (rest + b * lengths[row] / average) + tf) * term_idf32
-                             for row, tf in zip(rows, tfs, strict=True)])
+    return [k1 * (rest + b * length / average) for length in lengths]
+
+
+def scores_python(tfs: Sequence[int], norms: Sequence[float], rows: Sequence[int],
+                  term_idf32: float) -> array.array[float]:
+    """The float32 scores of one term's pairs (``tfs[i]`` times in unit ``rows[i]``, whose norm is
+    ``norms[rows[i]]``), in plain Python: ``tf / (norm + tf) * idf32`` in float64, rounded to float32,
+    as ``scores_numpy`` computes them."""
+    return array.array("f", [tf / (norms[row] + tf) * term_idf32 for row, tf in zip(rows, tfs, strict=True)])
 
 
 def norms_numpy(lengths: Any, average: float, params: Mapping[str, Any]) -> Any:
