@@ -27,14 +27,10 @@ def idf32(units: int, df: int) -> float:
     return array.array("f", (idf(units, df),))[0]
 
 
-def norm(length: int, average: float, params: Mapping[str, Any]) -> float:
-    """``k1 * ((1 - b) + b * length / average)``: a unit's length normalisation, float64."""
-    k1, b = params["k1"], params["b"]
-    return k1 * ((1 - b) + b * length / average)  # type: ignore[no-any-return]
-
-
 def norms_python(lengths: Sequence[int], average: float, params: Mapping[str, Any]) -> list[float]:
-    """``norm`` of every unit, in plain Python (the same float64 values as ``norms_numpy``)."""
+    """``k1 * ((1 - b) + b * length / average)`` of every unit, float64, in plain Python (the same
+    values as ``norms_numpy``). ``average`` is tokens / units: numpy's mean of the lengths, their
+    sum being exact."""
     k1, b = params["k1"], params["b"]
     rest = 1 - b
     return [k1 * (rest + b * length / average) for length in lengths]
@@ -49,7 +45,7 @@ def scores_python(tfs: Sequence[int], norms: Sequence[float], rows: Sequence[int
 
 
 def norms_numpy(lengths: Any, average: float, params: Mapping[str, Any]) -> Any:
-    """``norm`` of every unit (an int array of lengths), float64."""
+    """``norms_python`` of every unit (an int array of lengths), with numpy."""
     import numpy as np
 
     k1, b = params["k1"], params["b"]
@@ -77,8 +73,3 @@ class Collection:
     units: int
     tokens: int | None
     df: Mapping[str, int]
-
-    @property
-    def average(self) -> float:
-        """The average unit length (float64; numpy's mean of the lengths, the sum being exact)."""
-        return (self.tokens or 0) / self.units if self.units else 0.0
