@@ -50,7 +50,8 @@ def machine() -> str:
 
 def episteme(home: Path, *args: str,
              env: dict[str, str] | None = None) -> tuple[float, float, dict[str, Any]]:
-    """Wall seconds, peak RSS (MiB) and the envelope's data of ``episteme --json ARGS`` (new process)."""
+    """Wall seconds, peak RSS (MiB) and the envelope's data of ``episteme --json ARGS`` (new process);
+    its CPU seconds (user + system) are kept in ``LAST_CPU``."""
     started = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen([sys.executable, "-m", "episteme_core", "--home", str(home), "--json",
@@ -63,7 +64,34 @@ def episteme(home: Path, *args: str,
         if status != 0:
             raise SystemExit(f"episteme {' '.join(args)} failed: {err.read().decode()[-3000:]}")
         data = json.loads(out.read())["data"]
+    LAST_CPU[0] = usage.ru_utime + usage.ru_stime
     return wall, usage.ru_maxrss / 1024, data
+
+
+LAST_CPU = [0.0]
+
+
+def same_answers(home: Path, fresh: Path) -> str:
+    """Whether an incremental home answers as a fresh build of the same files: the documents and
+    chunks stages byte for byte, and every question's hits, exact scores and total."""
+    from episteme_core.bm25.shards import open_shards
+    from episteme_core.store.home import Home
+
+    def stage_files(root: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(root)): p.read_bytes() for stage in ("documents", "chunks")
+                for p in sorted((root / stage).rglob("*")) if p.is_file()}
+
+    if stage_files(home) != stage_files(fresh):
+        raise SystemExit("the incremental home's documents or chunks differ from a fresh build's")
+    sets = [open_shards(Home(root)) for root in (home, fresh)]
+    for question in QUESTIONS:
+        found = [(total, [(hit.chunk_id, hit.score) for hit in hits])
+                 for hits, total in (shards.search(question, 10) for shards in sets)]
+        if found[0] != found[1]:
+            raise SystemExit(f"{question!r}: the incremental home answers {found[0]}, "
+                             f"a fresh build {found[1]}")
+    return (f"{len(sets[0].shards)} shard(s) against {len(sets[1].shards)}: the same hits, scores and totals "
+            f"for all {len(QUESTIONS)} questions; documents and chunks the same bytes")
 
 
 def write_files(folder: Path, count: int) -> Path:
@@ -94,23 +122,25 @@ def rerun(options: argparse.Namespace) -> None:
         args = ["pipeline", "--map", str(map_path), "--max-sources", str(options.files)]
         rows = []
         first, rss, data = episteme(home, *args)
-        rows.append(("first run", first, rss, data))
+        rows.append(("first run", first, rss, data, LAST_CPU[0]))
         for label in ("unchanged re-run", "unchanged re-run (again)"):
             wall, rss, data = episteme(home, *args)
-            rows.append((label, wall, rss, data))
+            rows.append((label, wall, rss, data, LAST_CPU[0]))
         changed = files / "f000123.txt"
         changed.write_text(changed.read_text() + "\nOne more paragraph of new evidence.\n")
         wall, rss, data = episteme(home, *args)
-        rows.append(("one file changed", wall, rss, data))
+        rows.append(("one file changed", wall, rss, data, LAST_CPU[0]))
+        episteme(work / "home-fresh", *args)  # a fresh build of the same files: the same answers
+        verdict = same_answers(home, work / "home-fresh")
         alone = work / "alone"
         alone.mkdir()
         shutil.copy(changed, alone / changed.name)
         (alone / "map.json").write_text(json.dumps([{"sourceUrl": "https://files.example/123",
                                                      "localPath": changed.name}]))
         wall, rss, data = episteme(work / "home-alone", "pipeline", "--map", str(alone / "map.json"))
-        rows.append(("that one file alone, new home", wall, rss, data))
+        rows.append(("that one file alone, new home", wall, rss, data, LAST_CPU[0]))
         wall, rss, data = episteme(home, *args, "--rehash")
-        rows.append(("unchanged re-run with --rehash", wall, rss, data))
+        rows.append(("unchanged re-run with --rehash", wall, rss, data, LAST_CPU[0]))
         builds = [(jobs, *episteme(home, "index", "--reshard", "--jobs", jobs)[:2])
                   for jobs in ("1", "2")]
         latency = query_latency(home, options.dask)
@@ -118,14 +148,15 @@ def rerun(options: argparse.Namespace) -> None:
         shutil.rmtree(work, ignore_errors=True)
     print(f"Machine: {machine()}\n")
     print(f"`episteme pipeline --map` over {options.files:,} small text files (a new process each):\n")
-    print("| run | wall | of the first run | peak RSS | captured / unchanged | extracted | chunked "
+    print("| run | wall | CPU | of the first run | peak RSS | captured / unchanged | extracted | chunked "
           "| shards built |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for label, wall, rss, data in rows:
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for label, wall, rss, data, cpu in rows:
         counts = data["capture"]["counts"]
-        print(f"| {label} | {wall:.2f} s | {100 * wall / first:.1f} % | {rss:.0f} MiB | "
+        print(f"| {label} | {wall:.2f} s | {cpu:.2f} s | {100 * wall / first:.1f} % | {rss:.0f} MiB | "
               f"{counts['captured']} / {counts['unchanged']} | {len(data['extract']['extracted'])} | "
               f"{data['chunk']['chunked']} | {len(data['index']['built'])} |")
+    print(f"\nAfter one file changed, against a fresh build of the same files: {verdict}.")
     print("\n`episteme index --reshard` on that home:\n")
     print("| jobs | wall | peak RSS (command) |")
     print("|---:|---:|---:|")

@@ -18,7 +18,7 @@ import struct
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from episteme_core.bm25 import shardfile
+from episteme_core.bm25 import lucene, shardfile
 from episteme_core.bm25.fields import FACETS, FIELD_DEFAULTS, indexed, unit_tokenizer
 from episteme_core.records.hits import epoch_seconds
 from episteme_core.search.units import RUN_CHARS, SECTION_RUN_CHARS, plan_units
@@ -44,7 +44,17 @@ class TermLimit(Exception):
 def bm25_matrix(token_lists: Iterable[list[str]], params: dict[str, Any],
                 term_of: Callable[[str], str] | None = None,
                 max_terms: int | None = None) -> tuple[list[str], Any, Any, Any]:
-    """The sorted vocabulary and the CSC arrays (data f4, rows u4, starts i8) of BM25 lucene scores.
+    """The sorted vocabulary and the CSC arrays (data f4, rows u4, starts i8) of BM25 lucene scores
+    (``bm25_arrays`` without the term counts and lengths)."""
+    return bm25_arrays(token_lists, params, term_of, max_terms)[:4]
+
+
+def bm25_arrays(token_lists: Iterable[list[str]], params: dict[str, Any],
+                term_of: Callable[[str], str] | None = None,
+                max_terms: int | None = None) -> tuple[list[str], Any, Any, Any, Any, Any]:
+    """The sorted vocabulary, the CSC arrays (data f4, rows u4, starts i8) of BM25 lucene scores, each
+    pair's term count (i4) and each row's length (i8): a query over a collection whose statistics
+    differ from this matrix's scores the pairs again from the last two (``lucene``).
 
     Equal to bm25s's ``BM25(k1, b, method="lucene").index(...)`` over the same vocabulary: idf
     ``log(1 + (N - df + 0.5) / (df + 0.5))`` rounded to float32, times ``tf / (k1 * ((1 - b) + b *
@@ -76,7 +86,8 @@ def bm25_matrix(token_lists: Iterable[list[str]], params: dict[str, Any],
             raise TermLimit(len(length_list) - 1)
     n = len(length_list)
     if not flat:
-        return [], np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.uint32), np.zeros(1, dtype=np.int64)
+        return ([], np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.uint32), np.zeros(1, dtype=np.int64),
+                np.zeros(0, dtype=np.int32), np.frombuffer(length_list, dtype=np.int64))
     distinct = list(numbers)  # token strings by number
     del numbers
     if term_of is not None:
@@ -121,21 +132,15 @@ def bm25_matrix(token_lists: Iterable[list[str]], params: dict[str, Any],
     idf = np.array([math.log(1 + (n - d + 0.5) / (d + 0.5)) for d in df_values.tolist()], dtype=np.float32)
     pair_idf = idf[inverse][cols]
     del cols, df, inverse
-    k1, b = params["k1"], params["b"]
     avg = lengths.mean()  # bm25s: np.array(lengths).mean(), a float64 scalar
-    norm = k1 * ((1 - b) + b * lengths.astype(np.float64) / avg)
+    norm = lucene.norms_numpy(lengths, avg, params)
     # idf * (tf / (norm + tf)) in float64, rounded to float32: the same operations on the same
     # values as one vectorised expression, a slice at a time (its float64 temporaries stay small)
     scores = np.empty(tf.size, dtype=np.float32)
     for low in range(0, tf.size, _STEP_PAIRS):
         high = low + _STEP_PAIRS
-        counts = tf[low:high]
-        part = norm[rows[low:high]]
-        part += counts
-        np.divide(counts, part, out=part)
-        part *= pair_idf[low:high]
-        scores[low:high] = part
-    return vocab, scores, rows, indptr
+        scores[low:high] = lucene.scores_numpy(tf[low:high], norm[rows[low:high]], pair_idf[low:high])
+    return vocab, scores, rows, indptr, tf, lengths
 
 
 # How many rows, (term, row) pairs a step of ``bm25_matrix`` takes: its temporaries stay a few MB.
@@ -213,8 +218,8 @@ def build_shard(
     tokens_of = unit_tokenizer(weights, stem=not single, labels=labels)
     token_lists = (tokens_of([views[r] for r in unit]) for unit in units)  # one unit at a time, as taken
     try:
-        vocab, data, indices, indptr = bm25_matrix(token_lists, params,
-                                                   stemmer(languages[0]) if single else None, max_terms)
+        vocab, data, indices, indptr, tf, lengths = bm25_arrays(
+            token_lists, params, stemmer(languages[0]) if single else None, max_terms)
     except TermLimit as hit:
         raise RowLimit(units[hit.unit][0]) from None  # units are sorted by their first row
     del labels
@@ -248,6 +253,10 @@ def build_shard(
         "postingsData": ("f4", data.astype("<f4").tobytes()),
         "postingsRows": ("u4", indices.astype("<u4").tobytes()),
         "postingsStart": ("u8", indptr.astype("<u8").tobytes()),
+        # each pair's term count and each unit's length: a query over a collection other than this
+        # shard alone (more shards, deleted rows) scores the pairs again with its statistics
+        "postingsTf": _smallest_unsigned(tf),
+        "unitLengths": _smallest_unsigned(lengths),
         "rowOffsets": ("u8", row_offsets.tobytes()),
         "rowBytes": ("u1", row_bytes),  # the stored rows as they are: joined once, into the shard
         "times": ("f8", times),
@@ -275,6 +284,7 @@ def build_shard(
         "source": source,
         "rows": count,
         "units": len(units),
+        "unitTokens": int(lengths.sum()),
         "runs": sum(1 for unit in units if len(unit) > 1),
         "terms": terms,
         "analyzer": analyzer_params(),
@@ -287,6 +297,13 @@ def build_shard(
         "builtFrom": built_from,
     }
     return shardfile.encode(meta, arrays)
+
+
+def _smallest_unsigned(values: Any) -> tuple[str, bytes]:
+    """``values`` (non-negative integers) as the narrowest of u2, u4, u8 that holds them all."""
+    top = int(values.max()) if values.size else 0
+    kind = "u2" if top <= 0xFFFF else "u4" if top <= 0xFFFFFFFF else "u8"
+    return kind, values.astype(f"<{kind}").tobytes()
 
 
 def trim_heap() -> None:

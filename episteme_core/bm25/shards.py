@@ -29,11 +29,15 @@ from episteme_core.stages.shards import STAGE, STALE_HINT, StoredShard, check_cu
 from episteme_core.text.analyzer import analyzer_id, analyzer_params, query_terms_for
 
 if TYPE_CHECKING:
+    from episteme_core.bm25.lucene import Collection
     from episteme_core.stages.bundle import IndexBundle
     from episteme_core.store.home import Home
 
 INDEXER = "bm25"
 NUMPY_POSTINGS = 200_000
+# a term's postings in one shard, how their scores are made: [start, stop), a factor on each score
+# (None: 1), and (idf32, average length) when they are scored again under another collection
+Span = tuple[int, int, "float | None", "tuple[float, float] | None"]
 NUMPY_LOADED_POSTINGS = 2_000  # the threshold once numpy is imported (a server, a second query)
 LOOKUPS_CACHED = 65_536  # vocabulary lookups a shard keeps (terms' postings, binary search probes)
 
@@ -84,20 +88,33 @@ class Shard:
                 details={"path": str(path)},
             )
         self.rows = int(self.meta["rows"])
-        self.units = int(self.meta.get("units", self.rows))
+        self.unit_count = int(self.meta.get("units", self.rows))  # every unit, deleted or not
         self.languages: list[str] = list(self.meta.get("languages") or ["english"])
         self.deleted = frozenset(deleted)
         self._runs = "unitStart" in self.file.arrays
         # a unit is left out when any chunk it holds is gone (a record's chunks go together)
         self.deleted_units = frozenset(
-            unit for unit in range(self.units) if not self.deleted.isdisjoint(self.unit_rows(unit))
+            unit for unit in range(self.unit_count) if not self.deleted.isdisjoint(self.unit_rows(unit))
         ) if self.deleted and self._runs else self.deleted
+        self._deleted_sorted = sorted(self.deleted_units)
+        # the live units and their tokens: what this shard adds to a query's collection (its idf and
+        # average length); a shard built before lengths were stored has no tokens (None)
+        self.units = self.unit_count - len(self.deleted_units)
+        self._lengths: memoryview | None = None
+        self._rescorable = "postingsTf" in self.file.arrays and "unitLengths" in self.file.arrays
+        self.unit_tokens: int | None = int(self.meta["unitTokens"]) if self._rescorable else None
+        self.tokens: int | None = self.unit_tokens
+        if self.unit_tokens is not None and self._deleted_sorted:
+            lengths = self.lengths()
+            self.tokens = self.unit_tokens - sum(lengths[unit] for unit in self._deleted_sorted)
         self._terms = self.file.count("vocabOffsets") - 1
         self._postings_cache: tuple[tuple[str, ...], list[tuple[str, int, int]]] | None = None
         # Lookups a query repeats (a term's postings for its idf, then for its scores) and that
         # queries share (the top levels of every binary search over the vocabulary), bounded.
         self._span_cache: dict[str, tuple[int, int] | None] = {}
         self._probe_cache: dict[int, bytes] = {}
+        self._norm_cache: tuple[float, Any] | None = None  # (average, every unit's norm): numpy
+        self._norm_list_cache: tuple[float, list[float]] | None = None  # the same, plain Python
 
     def travel(self) -> ShardTicket | None:
         """What a remote worker needs to open this shard from its file; None for a shard held in
@@ -114,6 +131,12 @@ class Shard:
         return ShardTicket(str(self.file.path), self.name, self.source, len(mapped),
                            header_sha256(mapped[: len(MAGIC) + 8 + length]), tuple(sorted(self.deleted)))
 
+    def lengths(self) -> memoryview:
+        """Every unit's length in tokens (the shard's ``unitLengths``, read once)."""
+        if self._lengths is None:
+            self._lengths = self.file.slice("unitLengths", 0, self.unit_count)
+        return self._lengths
+
     def unit_rows(self, unit: int) -> list[int]:
         """The rows (chunks) of scored unit ``unit``, in reading order."""
         if not self._runs:
@@ -125,9 +148,27 @@ class Shard:
         return rows
 
     def document_frequency(self, term: str) -> int:
-        """How many scored units hold ``term`` (0 when the vocabulary lacks it)."""
+        """How many live scored units hold ``term`` (0 when the vocabulary lacks it): a deleted unit
+        counts for no statistic, as in a fresh build without it."""
         span = self.term_span(term)
-        return 0 if span is None else span[1] - span[0]
+        return 0 if span is None else span[1] - span[0] - self._deleted_in(span[0], span[1])
+
+    def _deleted_in(self, start: int, stop: int) -> int:
+        """How many of postings ``[start, stop)`` (one term's, units ascending) are in deleted units."""
+        gone = self._deleted_sorted
+        if not gone or stop <= start:
+            return 0
+        import bisect
+
+        units = self.file.slice("postingsRows", start, stop)
+        if len(gone) * 16 < stop - start:  # few deleted units: look each one up
+            found = 0
+            for unit in gone:
+                at = bisect.bisect_left(units, unit)
+                found += at < len(units) and units[at] == unit
+            return found
+        deleted = self.deleted_units
+        return sum(1 for unit in units if unit in deleted)
 
     # vocabulary -----------------------------------------------------------
 
@@ -286,12 +327,14 @@ class Shard:
         return spans
 
     def idf(self, term: str) -> float:
-        """BM25's idf of ``term`` in this shard (as the stored scores hold it)."""
-        return bm25_idf(self.units, self.document_frequency(term))
+        """BM25's idf of ``term`` in this shard (as the stored scores hold it: every unit counted)."""
+        span = self.term_span(term)
+        return bm25_idf(self.unit_count, 0 if span is None else span[1] - span[0])
 
     def ranked(
         self, terms: Sequence[str], k: int, filters: Filters | None = None, *, vectorized: bool | None = None,
         required: Sequence[str] = (), idf: Mapping[str, float] | None = None, floor: float | None = None,
+        collection: Collection | None = None,
     ) -> tuple[list[Hit], int]:
         """The best ``k`` hits for ``terms`` (analyzed, sorted) and how many units matched in all.
 
@@ -301,7 +344,10 @@ class Shard:
         Python (same scores and order to the bit); by default numpy is used when the postings to add
         exceed ``NUMPY_POSTINGS`` (``numpy_pays``). ``floor`` leaves out hits scoring below it (the
         k-th best score other shards already gave: such a hit cannot rank), so only the hits that
-        may rank read their chunk ids; the total still counts every match.
+        may rank read their chunk ids; the total still counts every match. ``collection`` holds the
+        statistics of every shard searched (``Bm25ShardSet.rank_options``; default this shard's live
+        units): where they differ from those the shard's scores were stored with, its pairs are scored
+        again with them (``lucene``), so a score does not depend on how units were cut into shards.
         """
         filters = filters or Filters()
         if filters.source is not None and self.source not in filters.source:
@@ -309,7 +355,7 @@ class Shard:
         allowed = self._allowed(filters)
         if allowed is None:
             return [], 0
-        spans = self._scaled(self.term_postings(terms), idf)
+        spans = self._scaled(self.term_postings(terms), idf, collection)
         if not spans:
             return [], 0
         need = sorted(set(required))
@@ -317,7 +363,7 @@ class Shard:
         if len(needed) < len(need):  # a required term no unit holds
             return [], 0
         if vectorized is None:
-            vectorized = numpy_pays(sum(stop - start for start, stop, _ in spans))
+            vectorized = numpy_pays(sum(span[1] - span[0] for span in spans))
         if vectorized:
             return self._ranked_numpy(spans, k, filters, needed, floor)
         acc = self._score_python(spans)
@@ -341,24 +387,79 @@ class Shard:
         best = sorted(((-score, unit) for unit, score in matches.items() if score >= least))[:k]
         return [self._hit(-negative, unit) for negative, unit in best], total
 
-    def _scaled(self, spans: list[tuple[str, int, int]],
-                idf: Mapping[str, float] | None) -> list[tuple[int, int, float | None]]:
-        """Each span with the factor that turns this shard's idf into ``idf[term]`` (None: as stored)."""
-        out: list[tuple[int, int, float | None]] = []
+    def _scaled(self, spans: list[tuple[str, int, int]], idf: Mapping[str, float] | None,
+                collection: Collection | None = None) -> list[Span]:
+        """Each span with how its scores are made: as stored, or scored again under ``collection``
+        (where its units, tokens or the term's frequency differ from the shard's own), and the factor
+        that turns that idf into ``idf[term]`` (a weight, or another idf; None: 1)."""
+        from episteme_core.bm25 import lucene
+
+        out: list[Span] = []
         for term, start, stop in spans:
+            stored_df = stop - start
+            if collection is None:
+                units, tokens, df = self.units, self.tokens, stored_df - self._deleted_in(start, stop)
+            else:
+                units, tokens = collection.units, collection.tokens
+                given = collection.df.get(term)
+                df = stored_df - self._deleted_in(start, stop) if given is None else given
+            again = None
+            if (self._rescorable and tokens is not None and units > 0
+                    and (units, tokens, df) != (self.unit_count, self.unit_tokens, stored_df)):
+                base = lucene.idf(units, df)
+                again = (lucene.idf32(units, df), tokens / units)
+            else:
+                base = bm25_idf(self.unit_count, stored_df)
             factor = None
-            if idf is not None and term in idf:
-                own = bm25_idf(self.units, stop - start)
-                if own > 0 and idf[term] != own:
-                    factor = idf[term] / own
-            out.append((start, stop, factor))
+            if idf is not None and term in idf and base > 0 and idf[term] != base:
+                factor = idf[term] / base
+            out.append((start, stop, factor, again))
         return out
+
+    def _pair_scores(self, start: int, stop: int, again: tuple[float, float] | None) -> Any:
+        """The float32 scores of postings ``[start, stop)``: as stored, or scored again with (idf32,
+        average length) ``again``."""
+        if again is None:
+            return self.file.slice("postingsData", start, stop)
+        from episteme_core.bm25 import lucene
+
+        cached = self._norm_list_cache
+        if cached is None or cached[0] != again[1]:  # every unit's norm, once per average
+            cached = self._norm_list_cache = (again[1], lucene.norms_python(self.lengths(), again[1],
+                                                                             self.meta["bm25"]))
+        return lucene.scores_python(self.file.slice("postingsTf", start, stop), cached[1],
+                                    self.file.slice("postingsRows", start, stop), again[0])
+
+    def _pair_scores_numpy(self, start: int, stop: int, rows: Any, again: tuple[float, float] | None) -> Any:
+        """``_pair_scores`` as a float64 numpy array (``rows``: the postings' units)."""
+        import numpy as np
+
+        if again is None:
+            return self.file.numpy("postingsData", start, stop).astype(np.float64)
+        from episteme_core.bm25 import lucene
+
+        norms = self._norms(again[1])
+        tf = self.file.numpy("postingsTf", start, stop).astype(np.int32)
+        return lucene.scores_numpy(tf, norms[rows], np.float32(again[0])).astype(np.float64)
+
+    def _norms(self, average: float) -> Any:
+        """Every unit's length normalisation at ``average`` (kept for the last average asked)."""
+        cached = self._norm_cache
+        if cached is not None and cached[0] == average:
+            return cached[1]
+        import numpy as np
+
+        from episteme_core.bm25 import lucene
+
+        norms = lucene.norms_numpy(np.asarray(self.lengths(), dtype=np.int64), average, self.meta["bm25"])
+        self._norm_cache = (average, norms)
+        return norms
 
     def _hit(self, score: float, unit: int) -> Hit:
         row = self.unit_rows(unit)[0] if self._runs else unit
         return Hit(score, self.chunk_id(row), row, self.name, unit)
 
-    def _ranked_numpy(self, spans: list[tuple[int, int, float | None]], k: int, filters: Filters,
+    def _ranked_numpy(self, spans: list[Span], k: int, filters: Filters,
                       needed: Sequence[tuple[int, int]] = (),
                       floor: float | None = None) -> tuple[list[Hit], int]:
         """``ranked`` in numpy: scores, filters and the top k by (-score, unit) without a Python loop
@@ -368,7 +469,7 @@ class Shard:
         scores, touched = self._score_arrays(spans)
         mask = touched
         if needed:
-            counts = np.zeros(self.units, dtype=np.int64)
+            counts = np.zeros(self.unit_count, dtype=np.int64)
             for start, stop in needed:
                 counts[self.file.numpy("postingsRows", start, stop)] += 1
             mask &= counts == len(needed)
@@ -386,7 +487,7 @@ class Shard:
                 rows_ok &= self.file.numpy("times", 0, self.rows) >= epoch_seconds(filters.since)
         if rows_ok is not None and self._runs:
             members = self.file.numpy("unitRows", 0, self.file.count("unitRows")).astype(np.int64)
-            starts = self.file.numpy("unitStart", 0, self.units).astype(np.int64)
+            starts = self.file.numpy("unitStart", 0, self.unit_count).astype(np.int64)
             if members.size and int(members.max()) >= self.rows:
                 self.file._fail(f"a unit names a row past {self.rows}")
             mask &= np.add.reduceat(rows_ok[members].astype(np.int64), starts) > 0
@@ -413,42 +514,44 @@ class Shard:
             for score, unit in zip(values[order].tolist(), found[order].tolist(), strict=True)
         ], total
 
-    def _score_python(self, spans: list[tuple[int, int, float | None]]) -> dict[int, float]:
+    def _score_python(self, spans: list[Span]) -> dict[int, float]:
         acc: dict[int, float] = {}
         get = acc.get
-        for start, stop, factor in spans:
+        for start, stop, factor, again in spans:
             rows = self.file.slice("postingsRows", start, stop)
-            data = self.file.slice("postingsData", start, stop)
+            data = self._pair_scores(start, stop, again)
             if factor is None:
                 for row, value in zip(rows, data, strict=True):
                     acc[row] = get(row, 0.0) + value
             else:
                 for row, value in zip(rows, data, strict=True):
                     acc[row] = get(row, 0.0) + value * factor
-        if acc and max(acc) >= self.units:
-            self.file._fail(f"posting names unit {max(acc)} of {self.units}")
+        if acc and max(acc) >= self.unit_count:
+            self.file._fail(f"posting names unit {max(acc)} of {self.unit_count}")
         return acc
 
-    def _score_arrays(self, spans: list[tuple[int, int, float | None]]) -> tuple[Any, Any]:
+    def _score_arrays(self, spans: list[Span]) -> tuple[Any, Any]:
         """Per-unit scores (float64, terms added in order) and which units any term touched."""
         import numpy as np
 
-        scores = np.zeros(self.units, dtype=np.float64)
-        touched = np.zeros(self.units, dtype=bool)
-        for start, stop, factor in spans:
+        scores = np.zeros(self.unit_count, dtype=np.float64)
+        touched = np.zeros(self.unit_count, dtype=bool)
+        for start, stop, factor, again in spans:
             rows = self.file.numpy("postingsRows", start, stop)
-            if rows.size and int(rows.max()) >= self.units:
-                self.file._fail(f"posting names a unit past {self.units}")
-            values = self.file.numpy("postingsData", start, stop).astype(np.float64)
+            if rows.size and int(rows.max()) >= self.unit_count:
+                self.file._fail(f"posting names a unit past {self.unit_count}")
+            values = self._pair_scores_numpy(start, stop, rows, again)
             scores[rows] += values if factor is None else values * factor
             touched[rows] = True
         return scores, touched
 
     def passages(self, question: str, k: int, filters: Filters | None = None, *,
-                 idf: Mapping[str, float] | None = None) -> list[tuple[float, list[str]]]:
+                 idf: Mapping[str, float] | None = None,
+                 collection: Collection | None = None) -> list[tuple[float, list[str]]]:
         """The best ``k`` units for ``question`` as (score, chunk ids in reading order); a run's
         chunks that fail the filters are left out (what ``ask`` offers its readers)."""
-        hits, _ = self.ranked(query_terms_for(question, self.languages), k, filters, idf=idf)
+        hits, _ = self.ranked(query_terms_for(question, self.languages), k, filters, idf=idf,
+                              collection=collection)
         return [(hit.score, [self.chunk_id(row) for row in self.shown_rows(hit, filters)]) for hit in hits]
 
     def search(self, query: str, k: int = 10, filters: Filters | None = None) -> list[tuple[str, float]]:
@@ -466,8 +569,24 @@ class Bm25ShardSet(ShardSet):
     floors = True  # its shards' ranked take floor= (search passes the k-th best score so far)
 
     def rank_options(self, terms: Sequence[str], shards: Sequence[Any]) -> dict[str, Any]:
+        """numpy or not for all the shards at once, and the ``collection`` they are scored against:
+        their live units, tokens and each term's document frequency, summed (a search over shards
+        cut one way scores as one over the same units cut another)."""
         postings = sum(stop - start for shard in shards for start, stop in shard.postings(terms))
-        return {"vectorized": numpy_pays(postings)}
+        return {"vectorized": numpy_pays(postings), "collection": collection_of(terms, shards)}
+
+
+def collection_of(terms: Sequence[str], shards: Sequence[Any]) -> Collection:
+    """The statistics of ``shards`` taken as one index, for ``terms``: live units, their tokens
+    (None when a shard does not record its lengths), each term's live document frequency."""
+    from episteme_core.bm25.lucene import Collection
+
+    tokens = [getattr(shard, "tokens", None) for shard in shards]
+    return Collection(
+        units=sum(shard.units for shard in shards),
+        tokens=None if any(t is None for t in tokens) else sum(t for t in tokens if t is not None),
+        df={term: sum(shard.document_frequency(term) for shard in shards) for term in sorted(set(terms))},
+    )
 
 
 def check_analyzer(meta: Mapping[str, Any]) -> None:

@@ -11,12 +11,12 @@ snapshot nothing else is done for it. ``rehash`` reads every file.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from episteme_core.capture.http import parse_content_type
 from episteme_core.capture.manifest import MapEntry
 from episteme_core.capture.run import ProgressFn, RunReport, SourceResult, WarnFn, charset_warnings, finish
 from episteme_core.errors import EpistemeError
@@ -41,10 +41,17 @@ _TEXT_SAMPLE = 1 << 20
 
 def content_type_for(entry: MapEntry) -> tuple[str, str | None]:
     """The map's ``contentType`` (split into type and charset), else a guess from the extension."""
-    if entry.content_type:
-        media, charset = parse_content_type(entry.content_type)
+    return media_of(entry.content_type, entry.local_path)
+
+
+def media_of(content_type: str | None, local_path: str) -> tuple[str, str | None]:
+    """``content_type_for`` of an entry with this ``contentType`` and ``localPath``."""
+    if content_type:
+        from episteme_core.capture.http import parse_content_type
+
+        media, charset = parse_content_type(content_type)
         return media or DEFAULT_CONTENT_TYPE, charset
-    return CONTENT_TYPES.get(_suffix(entry.local_path).lower(), DEFAULT_CONTENT_TYPE), None
+    return CONTENT_TYPES.get(_suffix(local_path).lower(), DEFAULT_CONTENT_TYPE), None
 
 
 def _suffix(local_path: str) -> str:
@@ -125,7 +132,7 @@ def _real(folder: str, cache: dict[str, str] | None) -> str:
 
 
 def read_map_of(home: Home, path: str, *, max_input_bytes: int, max_sources: int,
-                rehash: bool = False) -> tuple[list[MapEntry], StatCache]:
+                rehash: bool = False) -> tuple[Sequence[MapEntry], StatCache]:
     """A manual-ingest map, read bounded and parsed strictly (``manifest.parse_map``), through the
     home's stat cache (an unchanged map is not parsed again), and the cache to hand to
     ``manual_ingest``. Read before taking the lock; nothing is written."""
@@ -168,9 +175,7 @@ def manual_ingest(
 
     report = progress or (lambda *a: None)
     folders: dict[str, str] = {}
-    checked = [(entry, *check_file(root, entry, max_bytes, confine_absolute=confine_absolute,
-                                   resolved=folders)) for entry in entries]
-    total = len(checked)
+    total = len(entries)
     results: list[SourceResult] = []
     unlisted = 0
     stats = stats if stats is not None else StatCache(home, trust=not rehash)
@@ -178,7 +183,17 @@ def manual_ingest(
     with SnapshotWriter(home, command) as writer:
         blob_root = str(writer.blobs.root)
         head = writer.catalog.fingerprint  # from the stage head alone
-        for number, (entry, path, _size, info) in enumerate(checked, start=1):
+        rest: Sequence[MapEntry] = entries
+        confirmed: list[tuple[str, str]] = []
+        if not list_unchanged:  # the files confirmed unchanged, in one pass: a stat and a lookup each
+            rest, confirmed = _confirmed_pass(stats, head, entries, root, max_bytes, confine_absolute,
+                                              folders, blob_root)
+            unlisted = len(confirmed)
+            if confirmed:
+                report("manual-ingest", unlisted, total, "completed", f"{unlisted} unchanged")
+        checked = [(entry, *check_file(root, entry, max_bytes, confine_absolute=confine_absolute,
+                                       resolved=folders)) for entry in rest]
+        for number, (entry, path, _size, info) in enumerate(checked, start=unlisted + 1):
             report("manual-ingest", number - 1, total, "started", entry.source_url)
             media, charset = content_type_for(entry)
             if not charset and not list_unchanged:
@@ -207,6 +222,12 @@ def manual_ingest(
                 unlisted += 1
             report("manual-ingest", number, total, "completed", f"{entry.source_url}: {result.status}")
         done = finish(writer, command, results, unlisted=None if list_unchanged else unlisted)
+        if confirmed and (writer.states_read() or done.fingerprint != head):  # their rows, now needed
+            by_url = {entry.source_url: entry for entry in entries}
+            seen.extend((path, [url, content_type_for(by_url[url])[0], None], by_url[url].fragment or None,
+                         snapshot_id) for path, url, snapshot_id in
+                        ((path, url, stats.unchanged_id(path)) for path, url in confirmed)
+                        if snapshot_id is not None)
         if writer.states_read():  # confirm what this run found against the states it committed
             stats.confirm(done.fingerprint, [item for item in seen if _is_latest(writer, *item)])
         elif done.fingerprint != head:  # only the sources it touched changed: the others' stand
@@ -215,6 +236,97 @@ def manual_ingest(
                 item for item in seen if item[1][0] in touched and _is_latest(writer, *item)])
     stats.save()
     return done
+
+
+def _confirmed_pass(stats: StatCache, head: str | None, entries: Sequence[MapEntry], root: Path,
+                    max_bytes: int, confine_absolute: bool, folders: dict[str, str], blob_root: str,
+                    ) -> tuple[Sequence[MapEntry], list[tuple[str, str]]]:
+    """The entries still to work (in map order), and (path, source) of each file the stat cache
+    confirms unchanged and still its source's latest under the snapshots head ``head``: a regular
+    file inside the root within ``max_bytes`` whose stat is the one recorded, its blob stored at its
+    length. One ``lstat`` and one ``stat`` (of the blob) per file, no object per file but its path;
+    anything else (an odd path, an error, a source the map names twice) goes the full way, where
+    ``check_file`` names what is wrong before anything is written."""
+    from episteme_core.capture.statcache import KeptMap
+
+    table = stats.confirmations(head)
+    if table is None:
+        return entries, []
+    files, generation = table
+    rows: Sequence[Sequence[Any]] = (entries.rows if isinstance(entries, KeptMap) else  # no entry made
+                                     [(e.index, e.source_url, e.local_path, e.fragment, e.content_type)
+                                      for e in entries])
+    rest: list[int] = []
+    confirmed: list[tuple[str, str]] = []
+    by_type: dict[str, tuple[str, str | None]] = {}
+    by_suffix: dict[str, tuple[str, str | None]] = {}
+    sources: set[str] = set()
+    twice: set[str] = set()
+    real_root = _real(str(root), folders)
+    inside = real_root.rstrip("/") + "/"
+    base = str(root)
+    prefix = None if base == "." else "/" if base == "/" else base + "/"  # what _joined puts first
+    within: dict[str, bool] = {}  # folder -> whether its real path lies inside the root
+    lstat, stat_of, is_regular = os.lstat, os.stat, stat.S_ISREG
+    for number, (_, url, local, fragment, given) in enumerate(rows):
+        if url in sources:
+            twice.add(url)
+        sources.add(url)
+        # the media type depends on the content type given, else on the file's extension
+        memo, kind = (by_type, given) if given else (by_suffix, _suffix(local).lower())
+        media = memo.get(kind)
+        if media is None:
+            media = memo[kind] = media_of(given, local)
+        absolute = local.startswith("/")
+        if absolute:
+            path = local
+        elif prefix is None:
+            rest.append(number)
+            continue
+        else:  # _joined's odd spellings ("//", "/./", ...) all hold "/." or "//": refused below
+            path = prefix + local
+        found = files.get(path)
+        if (media[1] is not None or found is None or type(found) is not list or len(found) != 11
+                or found[9] != generation or found[10] != (fragment or None) or found[5] != url
+                or found[6] != media[0] or found[7] is not None or "/." in path or "//" in path):
+            rest.append(number)
+            continue
+        try:
+            info = lstat(path)
+        except OSError:
+            rest.append(number)
+            continue
+        sha = found[4]
+        if (not is_regular(info.st_mode) or info.st_size > max_bytes or found[0] != info.st_size
+                or found[1] != info.st_mtime_ns or found[2] != info.st_ctime_ns or found[3] != info.st_ino
+                or type(sha) is not str or type(found[8]) is not str
+                or not _HEX_PAIR.fullmatch(sha + found[8])):
+            rest.append(number)
+            continue
+        if not absolute or confine_absolute:
+            folder = path.rpartition("/")[0]  # the file is no symlink: its folder says where it is
+            ok = within.get(folder)
+            if ok is None:
+                ok = within[folder] = (_real(folder or "/", folders).rstrip("/") + "/").startswith(inside)
+            if not ok:
+                rest.append(number)
+                continue
+        try:
+            stored = stat_of(f"{blob_root}/{sha[:2]}/{sha}").st_size == info.st_size
+        except OSError:
+            stored = False
+        if not stored:
+            rest.append(number)
+            continue
+        confirmed.append((path, url))
+    if twice:  # a source named twice: every entry of it goes the full way, in map order
+        confirmed = [item for item in confirmed if item[1] not in twice]
+        slow = set(rest)
+        rest = [number for number, row in enumerate(rows) if row[1] in twice or number in slow]
+    return [entries[number] for number in rest], confirmed
+
+
+_HEX_PAIR = re.compile(r"[0-9a-f]{128}")  # a sha256 and a snapshot id, joined
 
 
 def _is_latest(writer: SnapshotWriter, path: str, identity: list[str | None], fragment: str | None,

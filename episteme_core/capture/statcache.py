@@ -36,8 +36,9 @@ import os
 import re
 import stat
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import attrs
 
@@ -125,20 +126,20 @@ class StatCache:
             return {}
         return data if isinstance(data, dict) and data.get("format") == FORMAT else {}
 
-    def parsed_map(self, data: bytes, max_sources: int) -> list[MapEntry] | None:
+    def parsed_map(self, data: bytes, max_sources: int) -> Sequence[MapEntry] | None:
         """The entries of a map with these bytes as a parse of them gave them, if kept and within
         ``max_sources``; else None (parse it, then ``keep_map``)."""
-        from episteme_core.capture.manifest import MapEntry
-
         if not self.trust:
             return None
         rows = self._maps.get(hashlib.sha256(data).hexdigest())
         if rows is None or len(rows) > max_sources:
             return None
-        try:
-            return [MapEntry(int(r[0]), str(r[1]), str(r[2]), r[3], r[4]) for r in rows]
-        except (IndexError, TypeError, ValueError):
-            return None
+        text, optional = str, (str, type(None))
+        for r in rows:  # what MapEntry holds, checked without making one per row
+            if not (type(r) is list and len(r) == 5 and type(r[0]) is int and type(r[1]) is text
+                    and type(r[2]) is text and type(r[3]) in optional and type(r[4]) in optional):
+                return None
+        return KeptMap(rows)
 
     def keep_map(self, data: bytes, entries: list[MapEntry]) -> None:
         """Keep the parse of a map (the last ``KEPT_MAPS`` maps are kept)."""
@@ -207,6 +208,19 @@ class StatCache:
                 or found[10] != fragment):
             return None
         return self.unchanged(path, info, identity)
+
+    def confirmations(self, head: str | None) -> tuple[dict[str, Any], int] | None:
+        """The entries by path and the generation whose confirmations hold under the snapshots head
+        ``head`` (what ``confirmed`` checks, for a caller that checks many files at once; entries are
+        as loaded: the caller checks each field it uses), or None when none holds."""
+        if not self.trust or head is None or head != self._head:
+            return None
+        return self._files, self._generation
+
+    def unchanged_id(self, path: str) -> str | None:
+        """The snapshot id recorded for ``path`` (a file ``confirmations`` vouched for)."""
+        found = self._files.get(self.key(path))
+        return str(found[8]) if type(found) is list and len(found) in (9, 11) else None
 
     def confirm(self, head: str | None, latest: list[tuple[str, list[Any], str | None, str]]) -> None:
         """Confirm, under the snapshots head ``head``, each (path, identity, fragment, snapshot id)
@@ -295,6 +309,30 @@ class StatCache:
         atomic_write(cache_path(self.home), canonical_bytes(body))
         self._changed = False
         return True
+
+
+class KeptMap(Sequence["MapEntry"]):
+    """A kept map's entries, each made when asked for: an unchanged re-run of a large map reads most
+    of them only through ``rows`` ([index, source URL, local path, fragment, content type])."""
+
+    def __init__(self, rows: list[list[Any]]) -> None:
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, item: int) -> MapEntry: ...
+
+    @overload
+    def __getitem__(self, item: slice) -> list[MapEntry]: ...
+
+    def __getitem__(self, item: int | slice) -> MapEntry | list[MapEntry]:
+        from episteme_core.capture.manifest import MapEntry
+
+        if isinstance(item, slice):
+            return [MapEntry(*row) for row in self.rows[item]]
+        return MapEntry(*self.rows[item])
 
 
 def _valid(value: Any) -> bool:

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from episteme_core.errors import EpistemeError
-from episteme_core.records.evidence import Chunk, chunk_from_json
 from episteme_core.records.storage import StageEntry, StageIndex
 from episteme_core.store.commits import Stage
 from episteme_core.store.home import Home
+
+if TYPE_CHECKING:
+    from episteme_core.records.evidence import Chunk
 
 STAGE = "chunks"
 
@@ -191,6 +193,8 @@ def _scan_rows(text: str) -> Iterator[tuple[int, dict[str, Any], bytes]]:
 
 def read_chunks(home: Home) -> list[Chunk]:
     """Every committed chunk as a record, in stage order (documents by key, chunks in reading order)."""
+    from episteme_core.records.evidence import chunk_from_json  # the records: not on the re-run path
+
     stage = chunks_stage(home)
     result: list[Chunk] = []
     for body in iter_chunk_objects(home):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import episteme_core.bm25.shards as shards_module
-from episteme_core.bm25.shards import open_shards
+from episteme_core.bm25.shards import collection_of, open_shards
 from episteme_core.records.hits import Filters
 from episteme_core.store.home import Home
 from episteme_core.text.analyzer import query_terms
@@ -127,8 +127,10 @@ def test_search_over_shards_with_floors_equals_merging_everything(home: Path) ->
     shard_set = open_shards(Home(home))
     for query in ("whale", "sea ship", "whale sea ship a", "p01 p12", "absent"):
         terms = query_terms(query)
+        collection = collection_of(terms, shard_set.shards)
         everything = sorted((hit for shard in shard_set.shards
-                             for hit in shard.ranked(terms, 1000, idf=shard_set.idf(terms))[0]),
+                             for hit in shard.ranked(terms, 1000, idf=shard_set.idf(terms),
+                                                     collection=collection)[0]),
                             key=lambda hit: (-hit.score, hit.chunk_id))
         for k in (1, 2, 3, 5, 50):
             hits, total = shard_set.search(terms, k)
