@@ -61,7 +61,7 @@ def _stages(home: Path) -> dict[str, bytes]:
 
 
 def _answers(home: Path) -> list[Any]:
-    """Every query's hits (chunk id, exact score), total, and the CLI's results."""
+    """Every query's hits (chunk id, exact score), total, and the CLI's results (query and ask)."""
     from episteme_core.bm25.shards import collection_of, open_shards
     from episteme_core.store.home import Home
 
@@ -80,6 +80,8 @@ def _answers(home: Path) -> list[Any]:
     for query in CLI_QUERIES:  # the command's results too: snippets, rerank, what a user reads
         found = _run("query", "--term", query, "--home", str(home), "--limit", "10")
         answers.append((query, found["total"], [(r["chunkId"], r["score"], r["snippet"]) for r in found["results"]]))
+        asked = _run("ask", query, "--home", str(home))  # ask ranks its candidates as query does
+        answers.append((query, [(p["ref"], p["score"], p["text"]) for p in asked["paragraphs"]]))
     return answers
 
 

@@ -131,7 +131,7 @@ def paragraphs_of(shard: Shard, chunk_id: str, score: float, chunk: Any) -> list
 
 def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None,
                   marked: str = OFFER, idf: dict[str, float] | None = None,
-                  terms: Sequence[str] | None = None) -> list[CandidatePassage]:
+                  terms: Sequence[str] | None = None, collection: Any = None) -> list[CandidatePassage]:
     """The shard's best ``wanted`` passages for ``question``, filters applied, the best BM25 ones
     reranked by the proximity of the question's ``terms`` as ``query`` ranks them
     (``index.proximity``).
@@ -141,7 +141,8 @@ def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None
     finds. ``since`` goes to the index as a filter and is checked again on every paragraph; marked
     paragraphs the policy ``marked`` does not offer (``is_offered``) are dropped (a passage left with
     none is skipped, so more passages are fetched). Each paragraph says whether it bears on the
-    question (``bearing``): the answer shows those, and all of the passage it names first."""
+    question (``bearing``): the answer shows those, and all of the passage it names first. ``collection``
+    (the shard set's statistics over every shard asked) scores the shard as part of one index."""
     filters = None
     if since is not None:
         from episteme_core.records.hits import Filters
@@ -151,10 +152,11 @@ def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None
     k = max(wanted if marked == INCLUDE else wanted * 4, RERANK_DEPTH)  # the proximity rerank reads as deep
     passages = getattr(shard, "passages", None)
     ranked = getattr(shard, "ranked", None)
+    scoring = {"idf": idf} if collection is None else {"idf": idf, "collection": collection}
     if callable(passages):
-        found = passages(question, k, filters, idf=idf)
+        found = passages(question, k, filters, **scoring)
     elif callable(ranked) and terms is not None:
-        hits, _ = ranked(terms, k, filters, idf=idf)
+        hits, _ = ranked(terms, k, filters, **scoring)
         found = [(hit.score, [shard.row_json(row)["id"] for row in shard.shown_rows(hit, filters)])  # type: ignore[attr-defined]
                  for hit in hits]
     else:

@@ -201,9 +201,21 @@ def _idf(shards: Sequence[Shard], terms: Sequence[str]) -> dict[str, float] | No
 
 
 def shard_candidates(shard: Any, question: str, wanted: int, since: str | None, marked: str,
-                     idf: dict[str, float] | None, terms: list[str] | None) -> list[CandidatePassage]:
+                     idf: dict[str, float] | None, terms: list[str] | None,
+                     collection: Any = None) -> list[CandidatePassage]:
     """``candidates_of`` with positional arguments: what a worker runs for each shard it holds."""
-    return candidates_of(shard, question, wanted, since=since, marked=marked, idf=idf, terms=terms)
+    return candidates_of(shard, question, wanted, since=since, marked=marked, idf=idf, terms=terms,
+                         collection=collection)
+
+
+def _collection(opened: Any, terms: Sequence[str], shards: Sequence[Shard]) -> Any:
+    """The statistics the shard set scores its shards against as one index (``rank_options``'s
+    ``collection``: live units, tokens, document frequencies), so that ``ask`` ranks as ``query``
+    does and a home re-run incrementally answers as a fresh one; None where the set has none."""
+    options = getattr(opened, "rank_options", None)
+    if not callable(options) or len(shards) < 2:
+        return None
+    return options(terms, shards).get("collection")
 
 
 def marked_policy(options: AskOptions) -> str:
@@ -280,11 +292,12 @@ def _ask(home: Any, options: AskOptions, plugins: Any, warn: Warn, shards: Seque
     by_shard: dict[str, dict[str, CandidatePassage]] = {}
     terms = _terms(all_shards, options.question, terms_of)
     idf = _idf(all_shards, terms)
+    collection = _collection(opened, terms, all_shards)
     fan = getattr(opened, "executor", None)  # shards fanned out to Dask workers (--executor dask://)
     asked = (fan.ask_shards(all_shards, shard_candidates, options.question, options.candidates,
-                            options.since, marked, idf, terms) if fan is not None
+                            options.since, marked, idf, terms, collection) if fan is not None
              else [shard_candidates(shard, options.question, options.candidates, options.since,
-                                    marked, idf, terms) for shard in all_shards])
+                                    marked, idf, terms, collection) for shard in all_shards])
     for shard, found in zip(all_shards, asked, strict=True):
         by_shard[shard.name] = {f"p{i}": p for i, p in enumerate(found, start=1)}
     cover = coverage_function(all_shards, options.question)
