@@ -256,6 +256,7 @@ NOT_SOURCE_TEXT_FILES = {  # files whose patterns read only names, ids, options,
 # anchored with bounded repeats over names, ids and dates; onnx and llama are not installed here.
 LINEAR_BY_CONSTRUCTION = {
     "episteme_core/capture/manifest.py": {"FAMILY_PATTERN"},
+    "episteme_core/capture/manual.py": {"_HEX_PAIR"},
     "plugins/episteme-git/episteme_git/repo.py": {"_SHA"},
     "plugins/episteme-graph/episteme_graph/dates.py": {"_PART"},
     "plugins/episteme-graph/episteme_graph/export/chunks.py": {"_EMOJI"},
