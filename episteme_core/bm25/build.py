@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from episteme_core.bm25 import shardfile
 from episteme_core.bm25.fields import FACETS, FIELD_DEFAULTS, indexed, unit_tokenizer
+from episteme_core.bm25.words import LAYOUT, word_arrays
 from episteme_core.records.hits import epoch_seconds
 from episteme_core.search.units import RUN_CHARS, SECTION_RUN_CHARS, plan_units
 from episteme_core.text.analyzer import DEFAULT_LANGUAGE, analyzer_params, stemmer
@@ -228,6 +229,10 @@ def build_shard(
         codes = {value: code for code, value in enumerate(table)}
         facet_codes[field] = struct.pack(f"<{count}H", *map(codes.__getitem__, values))
         del values
+    if single:  # what a query's rerank reads instead of the rows' text (``bm25.words``)
+        arrays_of_words = word_arrays(views, languages[0], vocab)
+    else:
+        arrays_of_words = {}
     del views, token_lists
     if release_rows:
         rows.clear()
@@ -251,6 +256,7 @@ def build_shard(
         "rowOffsets": ("u8", row_offsets.tobytes()),
         "rowBytes": ("u1", row_bytes),  # the stored rows as they are: joined once, into the shard
         "times": ("f8", times),
+        **arrays_of_words,
     }
     if any(len(unit) != 1 or unit[0] != number for number, unit in enumerate(units)):
         starts = np.zeros(len(units) + 1, dtype="<u8")
@@ -285,6 +291,7 @@ def build_shard(
         "runChars": {"records": run_chars, "sections": section_run_chars},
         "facets": facets,
         "builtFrom": built_from,
+        "layout": LAYOUT,
     }
     return shardfile.encode(meta, arrays)
 

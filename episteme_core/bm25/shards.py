@@ -98,6 +98,9 @@ class Shard:
         # queries share (the top levels of every binary search over the vocabulary), bounded.
         self._span_cache: dict[str, tuple[int, int] | None] = {}
         self._probe_cache: dict[int, bytes] = {}
+        self._id_cache: dict[str, int | None] = {}
+        # the analysed words of each row's text (``bm25.words``): a shard of one language built with them
+        self.words = "rowWords" in self.file.arrays and len(self.languages) == 1
 
     def travel(self) -> ShardTicket | None:
         """What a remote worker needs to open this shard from its file; None for a shard held in
@@ -136,7 +139,7 @@ class Shard:
         cache = self._span_cache
         if term in cache:
             return cache[term]
-        tid = self.term_id(term)
+        tid = self.known_term(term)
         span = None
         if tid is not None:
             start, stop = self.file.slice("postingsStart", tid, tid + 2)
@@ -155,6 +158,17 @@ class Shard:
                 self._probe_cache.clear()
             self._probe_cache[index] = found
         return found
+
+    def known_term(self, term: str) -> int | None:
+        """``term_id``, cached: a query looks its terms up for their postings, then for its rerank."""
+        cache = self._id_cache
+        if term in cache:
+            return cache[term]
+        tid = self.term_id(term)
+        if len(cache) >= LOOKUPS_CACHED:
+            cache.clear()
+        cache[term] = tid
+        return tid
 
     def term_id(self, term: str) -> int | None:
         """The id of ``term`` in the sorted vocabulary (binary search over the map), or None."""
@@ -188,6 +202,12 @@ class Shard:
         if lo < self.rows and self.file.raw("ids", 32 * lo, 32 * lo + 32) == key:
             return lo
         return None
+
+    def row_words(self, row: int) -> tuple[memoryview, int, bool]:
+        """Row ``row``'s analysed text (``bm25.words``; only where ``words``): the vocabulary id of
+        each word's term, the text's length in characters, and whether it is a non-prose part."""
+        start, info, stop = self.file.slice("rowWords", 2 * row, 2 * row + 3)
+        return self.file.slice("wordTerms", start, stop), info >> 1, bool(info & 1)
 
     def row_json(self, row: int) -> dict[str, Any]:
         import json

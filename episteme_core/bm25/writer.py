@@ -23,6 +23,7 @@ from episteme_core.bm25.build import BM25_DEFAULTS, build_shard
 from episteme_core.bm25.fields import FIELD_DEFAULTS, FIELDS, MAX_WEIGHT, MIN_WEIGHT, indexed
 from episteme_core.bm25.shardfile import header_sha256
 from episteme_core.bm25.shards import INDEXER, STAGE, Shard
+from episteme_core.bm25.words import LAYOUT
 from episteme_core.errors import EpistemeError
 from episteme_core.records.gcpause import paused_cycle_gc
 from episteme_core.records.storage import StageEntry, StageIndex
@@ -344,6 +345,7 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None,
         and previous.meta.get("bm25") == params
         and previous.meta.get("fields") == settings.fields
         and previous.meta.get("runChars") == settings.run_chars
+        and previous.meta.get("layout", 1) == LAYOUT  # shards before the words section are rebuilt
     )
     holds_deleted = previous is not None and any(
         (info or {}).get("deleted") for info in (previous.meta.get("shards") or {}).values())
@@ -427,6 +429,7 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None,
         "bm25": params,
         "fields": settings.fields,
         "runChars": settings.run_chars,
+        "layout": LAYOUT,
         "shardSize": shard_size,
         "chunkIndexFingerprint": chunk_index.fingerprint,
         "chunkIndexSha256": chunk_index_sha,
