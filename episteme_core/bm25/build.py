@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from episteme_core.bm25 import shardfile
 from episteme_core.bm25.fields import FACETS, FIELD_DEFAULTS, indexed, unit_tokenizer
 from episteme_core.bm25.words import LAYOUT, word_arrays
+from episteme_core.records.trust import NON_PROSE_KINDS
 from episteme_core.records.hits import epoch_seconds
 from episteme_core.search.units import RUN_CHARS, SECTION_RUN_CHARS, plan_units
 from episteme_core.text.analyzer import DEFAULT_LANGUAGE, analyzer_params, stemmer
@@ -233,6 +234,7 @@ def build_shard(
         arrays_of_words = word_arrays(views, languages[0], vocab)
     else:
         arrays_of_words = {}
+    flags = [view.get("paragraphKind") in NON_PROSE_KINDS for view in views]
     del views, token_lists
     if release_rows:
         rows.clear()
@@ -292,6 +294,7 @@ def build_shard(
         "facets": facets,
         "builtFrom": built_from,
         "layout": LAYOUT,
+        "nonProseRows": sum(flags),
     }
     return shardfile.encode(meta, arrays)
 

@@ -101,6 +101,8 @@ class Shard:
         self._id_cache: dict[str, int | None] = {}
         # the analysed words of each row's text (``bm25.words``): a shard of one language built with them
         self.words = "rowWords" in self.file.arrays and len(self.languages) == 1
+        self.word_bytes = 4 if self.words and self.file.arrays["wordTerms"]["type"] == "u4" else 2
+        self.non_prose_rows = int(self.meta.get("nonProseRows", self.rows))  # rows of a book's non-prose parts
 
     def travel(self) -> ShardTicket | None:
         """What a remote worker needs to open this shard from its file; None for a shard held in
@@ -203,11 +205,12 @@ class Shard:
             return lo
         return None
 
-    def row_words(self, row: int) -> tuple[memoryview, int, bool]:
+    def row_words(self, row: int) -> tuple[bytes, int, bool]:
         """Row ``row``'s analysed text (``bm25.words``; only where ``words``): the vocabulary id of
-        each word's term, the text's length in characters, and whether it is a non-prose part."""
+        each word's term (little-endian, ``word_bytes`` each), the text's length in characters, and
+        whether it is a non-prose part."""
         start, info, stop = self.file.slice("rowWords", 2 * row, 2 * row + 3)
-        return self.file.slice("wordTerms", start, stop), info >> 1, bool(info & 1)
+        return self.file.raw("wordTerms", start, stop), info >> 1, bool(info & 1)
 
     def row_json(self, row: int) -> dict[str, Any]:
         import json
@@ -278,6 +281,8 @@ class Shard:
     def shown_rows(self, hit: Hit, filters: Filters | None = None) -> list[int]:
         """The rows of a hit's unit that its passage shows: those that pass the filters."""
         rows = self.unit_rows(hit.unit) if hit.unit >= 0 else [hit.row]
+        if not self.deleted and (filters is None or (filters.since is None and not filters.facet_values())):
+            return rows  # every row passes
         row_ok = self.row_filter(filters)
         shown = [row for row in rows if row_ok is not None and row_ok(row)]
         return shown or rows[:1]

@@ -104,23 +104,42 @@ class PassageRows:
     def _bonus_of_words(self, keys: Sequence[Key], ids: dict[int, str]) -> tuple[float, float]:
         """``bonus`` and ``prose_share`` of a passage from its rows' analysed words: their words are
         those of the rows' text joined (word numbers run on from row to row)."""
+        shard: Any = self.shard(keys[0][0])
+        if len(ids) < 2 and not shard.non_prose_rows:
+            return 0.0, 1.0  # no two query terms to be near, no non-prose row to weigh less
+        width = shard.word_bytes
+        patterns = [(tid.to_bytes(width, "little"), term) for tid, term in ids.items()]
         matches: list[tuple[int, str]] = []
         counts: list[int] = []
         marked: list[bool] = []
         base = 0
-        present = ids.keys()
         for key in keys:
             terms, _, flag = self._row_words(key)
             marked.append(flag)
-            if present.isdisjoint(terms):
-                counts.append(0)
-            else:
-                before = len(matches)
-                matches.extend((base + number, ids[tid]) for number, tid in enumerate(terms) if tid in ids)
-                counts.append(len(matches) - before)
-            base += len(terms)
-        found = bonus(min_distance(matches)) if len(ids) > 1 else 0.0
-        return found, prose_share(marked, counts) if any(marked) else 1.0
+            found = word_matches(terms, width, patterns)
+            counts.append(len(found))
+            matches.extend((base + number, term) for number, term in found)
+            base += len(terms) // width
+        proximity = bonus(min_distance(matches)) if len(ids) > 1 else 0.0
+        return proximity, prose_share(marked, counts) if any(marked) else 1.0
+
+
+def word_matches(terms: bytes, width: int, patterns: Sequence[tuple[bytes, str]]) -> list[tuple[int, str]]:
+    """``(word number, term)`` of each word of a row whose term is one of the query's: ``terms`` are
+    the row's term ids (``width`` little-endian bytes each), ``patterns`` each query term's id as
+    those bytes. Found by ``bytes.find`` (a query term is rare in a row), in word order."""
+    found: list[tuple[int, str]] = []
+    for pattern, term in patterns:
+        at = terms.find(pattern)
+        while at >= 0:
+            if at % width:  # straddles two ids: look again from the next byte
+                at = terms.find(pattern, at + 1)
+                continue
+            found.append((at // width, term))
+            at = terms.find(pattern, at + width)
+    if len(patterns) > 1:
+        found.sort()
+    return found
 
 
 def prose_factor(rows: list[dict[str, Any]], terms: set[str], languages: list[str]) -> float:

@@ -286,9 +286,9 @@ def passage_of(shard: SearchableShard, hit: Hit, filters: Filters | None = None)
 
 def result_for(passage: Passage | dict[str, Any], *, rank: int, score: float, shard: str,
                terms: list[str] | dict[str, float], max_chars: int,
-               languages: list[str] | None = None) -> Result:
+               languages: list[str] | None = None, rerank_score: float | None = None) -> Result:
     """One result: the snippet of a passage (or of one chunk's JSON) and the citation of the chunk
-    where the snippet begins."""
+    where the snippet begins; ``rerank_score``, the second stage's score where one ordered it."""
     if isinstance(passage, dict):
         passage = Passage(passage["text"], [passage], [0])
     text = passage.text
@@ -330,6 +330,7 @@ def result_for(passage: Passage | dict[str, Any], *, rank: int, score: float, sh
         part={"index": row["part"]["index"], "count": row["part"]["count"]},
         citation=cite_row(row, local_start, local_end),
         paragraphs=paragraphs,
+        rerank_score=rerank_score,
         diagnostics=list(row.get("diagnostics") or ()),
         limits=list(row.get("limits") or ()),
     )
@@ -424,8 +425,8 @@ def query(
         return empty(f"offset {offset} is past the last result (there are {total})", total)
     weights = shard_set.idf(terms)
     results = [
-        attrs.evolve(result_for(passage, rank=offset + i, score=hit.score, shard=hit.shard, terms=weights,
-                                max_chars=max_chars, languages=languages), rerank_score=reranked_score)
+        result_for(passage, rank=offset + i, score=hit.score, shard=hit.shard, terms=weights,
+                   max_chars=max_chars, languages=languages, rerank_score=reranked_score)
         for i, ((hit, passage), reranked_score) in enumerate(zip(page, second, strict=True), start=1)
     ]
     end = offset + len(page)
