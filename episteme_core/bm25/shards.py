@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 INDEXER = "bm25"
 NUMPY_POSTINGS = 200_000
-NUMPY_LOADED_POSTINGS = 2_000  # the threshold once numpy is imported (a server, a second query)
+NUMPY_LOADED_POSTINGS = 100  # the threshold once numpy is imported (a server, a second query): measured
 LOOKUPS_CACHED = 65_536  # vocabulary lookups a shard keeps (terms' postings, binary search probes)
 
 __all__ = ["INDEXER", "NUMPY_LOADED_POSTINGS", "NUMPY_POSTINGS", "STAGE", "STALE_HINT", "Bm25ShardSet",

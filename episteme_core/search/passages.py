@@ -43,7 +43,8 @@ class PassageRows:
         self._shards: dict[str, Any] = {}
         self._json: dict[Key, dict[str, Any]] = {}
         self._words: dict[Key, tuple[Any, int, bool]] = {}
-        self._ids: dict[str, dict[int, str] | None] = {}  # shard -> {term id: term}, None: read text
+        # shard -> the query's terms as (term id as the bytes of its rows' words, term); None: read text
+        self._ids: dict[str, list[tuple[bytes, str]] | None] = {}
 
     def shard(self, name: str) -> SearchableShard:
         found = self._shards.get(name)
@@ -58,19 +59,20 @@ class PassageRows:
             found = self._json[key] = self.shard(key[0]).row_json(key[1])
         return found
 
-    def _term_ids(self, name: str) -> dict[int, str] | None:
-        """The query's terms by their id in shard ``name``'s vocabulary, when its rows' analysed words
-        answer for the query's languages; None when their text must be read."""
+    def _term_ids(self, name: str) -> list[tuple[bytes, str]] | None:
+        """The query's terms that shard ``name``'s vocabulary holds, each with its id as its rows'
+        words store it (``row_words``), when those words answer for the query's languages; None
+        when the rows' text must be read."""
         if name in self._ids:
             return self._ids[name]
         shard: Any = self.shard(name)
-        ids: dict[int, str] | None = None
+        ids: list[tuple[bytes, str]] | None = None
         if getattr(shard, "words", False) and list(shard.languages) == self.languages:
-            ids = {}
-            for term in self.wanted:
+            ids = []
+            for term in sorted(self.wanted):
                 tid = shard.known_term(term)
                 if tid is not None:
-                    ids[tid] = term
+                    ids.append((tid.to_bytes(shard.word_bytes, "little"), term))
         self._ids[name] = ids
         return ids
 
@@ -101,15 +103,19 @@ class PassageRows:
             found = (score + found) * factor - score
         return found
 
-    def _bonus_of_words(self, keys: Sequence[Key], ids: dict[int, str]) -> tuple[float, float]:
+    def _bonus_of_words(self, keys: Sequence[Key], patterns: list[tuple[bytes, str]]) -> tuple[float, float]:
         """``bonus`` and ``prose_share`` of a passage from its rows' analysed words: their words are
         those of the rows' text joined (word numbers run on from row to row)."""
         shard: Any = self.shard(keys[0][0])
-        if len(ids) < 2 and not shard.non_prose_rows:
+        if len(patterns) < 2 and not shard.non_prose_rows:
             return 0.0, 1.0  # no two query terms to be near, no non-prose row to weigh less
         width = shard.word_bytes
-        patterns = [(tid.to_bytes(width, "little"), term) for tid, term in ids.items()]
-        matches: list[tuple[int, str]] = []
+        if len(keys) == 1:  # one chunk: its words are the passage's
+            terms, _, flag = self._row_words(keys[0])
+            matches = word_matches(terms, width, patterns)
+            proximity = bonus(min_distance(matches)) if len(patterns) > 1 else 0.0
+            return proximity, prose_share([flag], [len(matches)]) if flag else 1.0
+        matches = []
         counts: list[int] = []
         marked: list[bool] = []
         base = 0
@@ -120,7 +126,7 @@ class PassageRows:
             counts.append(len(found))
             matches.extend((base + number, term) for number, term in found)
             base += len(terms) // width
-        proximity = bonus(min_distance(matches)) if len(ids) > 1 else 0.0
+        proximity = bonus(min_distance(matches)) if len(patterns) > 1 else 0.0
         return proximity, prose_share(marked, counts) if any(marked) else 1.0
 
 
