@@ -42,6 +42,9 @@ __all__ = ["INDEXER", "NUMPY_LOADED_POSTINGS", "NUMPY_POSTINGS", "STAGE", "STALE
            "open_bundle_shards", "open_shard", "open_shards"]
 
 
+_DECODER: Any = None  # json's default decoder, made on the first row read
+
+
 def numpy_pays(postings: int) -> bool:
     """Whether numpy should rank a query adding ``postings`` entries: when they are many, or more
     than a few once numpy is imported (a server, a process that ranked before); its import alone
@@ -213,10 +216,14 @@ class Shard:
         return self.file.raw("wordTerms", start, stop), info >> 1, bool(info & 1)
 
     def row_json(self, row: int) -> dict[str, Any]:
-        import json
+        """Row ``row``'s stored chunk JSON, parsed (as ``json.loads`` parses UTF-8 bytes)."""
+        from json.decoder import JSONDecoder
 
+        global _DECODER
+        if _DECODER is None:
+            _DECODER = JSONDecoder()
         lo, hi = self.file.slice("rowOffsets", row, row + 2)
-        data = json.loads(self.file.raw("rowBytes", lo, hi))
+        data = _DECODER.decode(self.file.raw("rowBytes", lo, hi).decode("utf-8", "surrogatepass"))
         if not isinstance(data, dict):
             raise EpistemeError("INVALID_INPUT", f"shard {self.file.path}: row {row} is not a chunk")
         return data

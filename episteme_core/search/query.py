@@ -477,9 +477,10 @@ def _merged_page(shard_set: SearchableShards, terms: list[str], filters: Filters
     k = max(2 * need + 10, RERANK_DEPTH)
     bonuses: dict[tuple[str, int], float] = {}  # (shard, unit) -> proximity bonus, kept as k grows
     read = PassageRows(shard_set, terms, shard_set.languages)
+    shown = filters if filters.facet_values() or filters.since is not None else None  # what shown_rows checks
     while True:
         hits, total = shard_set.search(terms, k, filters, **_weighing(weights))
-        runs = [[(hit.shard, row) for row in read.shard(hit.shard).shown_rows(hit, filters)] for hit in hits]
+        runs = [[(hit.shard, row) for row in read.shard(hit.shard).shown_rows(hit, shown)] for hit in hits]
         hits, runs = _reranked(hits, runs, runs, read, bonuses)
         merged = merge_overlapping(runs, read.size, MERGED_CHARS)
         if len(merged) > need or len(hits) >= total or k >= MAX_CHECKED:
@@ -497,6 +498,10 @@ def _joined_page(hits: list[Hit], runs: list[list[tuple[str, int]]],
     run's rows."""
     page = []
     for rank, keys in merged:
+        if len(keys) == 1:  # one chunk: the passage is its text
+            row = row_of(keys[0])
+            page.append((hits[rank], Passage(row["text"], [row], [0])))
+            continue
         chosen = [row_of(key) for key in keys]
         offsets, at = [], 0
         for chunk in chosen:
