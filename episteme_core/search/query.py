@@ -369,13 +369,13 @@ def query(
     ):
         raise EpistemeError("INVALID_USAGE", "limit, offset or max-chars out of range")
     if shard_set is None:
-        from episteme_core.search.indexers import open_index
+        from episteme_core.search.warm import warm_shards
 
         if plugins is None:
             from episteme_core.kernel.loader import get_plugins
 
             plugins = get_plugins()
-        shard_set = open_index(home, plugins, indexer)
+        shard_set = warm_shards(home, plugins, indexer)  # kept open for the process's next query
     from episteme_core.search.indexers import warn_in_flight
 
     warn_in_flight(shard_set, warn)
