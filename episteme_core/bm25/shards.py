@@ -371,7 +371,7 @@ class Shard:
         if floor is not None and floor > least:
             least = floor
         best = sorted(((-score, unit) for unit, score in matches.items() if score >= least))[:k]
-        return [self._hit(-negative, unit) for negative, unit in best], total
+        return self._hits([-negative for negative, _ in best], [unit for _, unit in best]), total
 
     def _scaled(self, spans: list[tuple[str, int, int]],
                 idf: Mapping[str, float] | None) -> list[tuple[int, int, float | None]]:
@@ -386,9 +386,12 @@ class Shard:
             out.append((start, stop, factor))
         return out
 
-    def _hit(self, score: float, unit: int) -> Hit:
-        row = self.unit_rows(unit)[0] if self._runs else unit
-        return Hit(score, self.chunk_id(row), row, self.name, unit)
+    def _hits(self, scores: list[float], units: list[int]) -> list[Hit]:
+        """The hits of ``units`` scoring ``scores``: each names its unit's first row and chunk."""
+        raw, name = self.file.raw, self.name
+        rows = [self.unit_rows(unit)[0] for unit in units] if self._runs else units
+        return [Hit(score, raw("ids", 32 * row, 32 * row + 32).hex(), row, name, unit)
+                for score, row, unit in zip(scores, rows, units, strict=True)]
 
     def _ranked_numpy(self, spans: list[tuple[int, int, float | None]], k: int, filters: Filters,
                       needed: Sequence[tuple[int, int]] = (),
@@ -406,11 +409,12 @@ class Shard:
             mask &= counts == len(needed)
         facets = self.meta["facets"]
         rows_ok = None
-        if self.deleted or filters.facet_values() or filters.since is not None:
+        wanted = filters.facet_values()
+        if self.deleted or wanted or filters.since is not None:
             rows_ok = np.ones(self.rows, dtype=bool)
             if self.deleted:
                 rows_ok[np.fromiter(self.deleted, dtype=np.int64, count=len(self.deleted))] = False
-            for field, value in filters.facet_values().items():
+            for field, value in wanted.items():
                 rows_ok &= self.file.numpy(f"facet.{field}", 0, self.rows) == facets[field].index(value)
             if filters.since is not None:
                 from episteme_core.records.hits import epoch_seconds
@@ -440,10 +444,7 @@ class Shard:
             keep = values >= np.partition(values, found.size - k)[found.size - k]
             found, values = found[keep], values[keep]
         order = np.lexsort((found, -values))[:k]
-        return [
-            self._hit(score, unit)
-            for score, unit in zip(values[order].tolist(), found[order].tolist(), strict=True)
-        ], total
+        return self._hits(values[order].tolist(), found[order].tolist()), total
 
     def _score_python(self, spans: list[tuple[int, int, float | None]]) -> dict[int, float]:
         acc: dict[int, float] = {}

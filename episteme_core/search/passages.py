@@ -92,26 +92,27 @@ class PassageRows:
     def bonus(self, score: float, keys: Sequence[Key]) -> float:
         """What the rerank adds to a passage of ``score`` made of rows ``keys`` (one shard's): the
         proximity bonus of its text, and the change of score of ``prose_share``."""
-        ids = self._term_ids(keys[0][0]) if keys else None
-        if ids is None:
+        patterns = self._term_ids(keys[0][0]) if keys else None
+        if patterns is None:
             rows = [self.json(key) for key in keys]
             found = text_bonus("\n\n".join(row["text"] for row in rows), self.wanted, self.languages)
             factor = prose_factor(rows, self.wanted, self.languages)
         else:
-            found, factor = self._bonus_of_words(keys, ids)
+            shard: Any = self._shards[keys[0][0]]
+            if len(patterns) < 2 and not shard.non_prose_rows:
+                return 0.0  # no two query terms to be near, no non-prose row to weigh less
+            found, factor = self._bonus_of_words(shard, keys, patterns)
         if factor != 1.0:
             found = (score + found) * factor - score
         return found
 
-    def _bonus_of_words(self, keys: Sequence[Key], patterns: list[tuple[bytes, str]]) -> tuple[float, float]:
-        """``bonus`` and ``prose_share`` of a passage from its rows' analysed words: their words are
-        those of the rows' text joined (word numbers run on from row to row)."""
-        shard: Any = self.shard(keys[0][0])
-        if len(patterns) < 2 and not shard.non_prose_rows:
-            return 0.0, 1.0  # no two query terms to be near, no non-prose row to weigh less
+    def _bonus_of_words(self, shard: Any, keys: Sequence[Key],
+                        patterns: list[tuple[bytes, str]]) -> tuple[float, float]:
+        """``bonus`` and ``prose_share`` of a passage from its rows' analysed words (``shard``'s):
+        their words are those of the rows' text joined (word numbers run on from row to row)."""
         width = shard.word_bytes
         if len(keys) == 1:  # one chunk: its words are the passage's
-            terms, _, flag = self._row_words(keys[0])
+            terms, _, flag = shard.row_words(keys[0][1])
             matches = word_matches(terms, width, patterns)
             proximity = bonus(min_distance(matches)) if len(patterns) > 1 else 0.0
             return proximity, prose_share([flag], [len(matches)]) if flag else 1.0

@@ -292,8 +292,11 @@ def result_for(passage: Passage | dict[str, Any], *, rank: int, score: float, sh
     if isinstance(passage, dict):
         passage = Passage(passage["text"], [passage], [0])
     text = passage.text
-    start, end = snippet_window(text, terms, max_chars, languages, passage.focus)
-    index = passage.row_at(start)
+    if len(text) <= max_chars:  # the whole text (what ``snippets.best_window`` gives)
+        start, end = 0, len(text)
+    else:
+        start, end = snippet_window(text, terms, max_chars, languages, passage.focus)
+    index = passage.row_at(start) if len(passage.rows) > 1 else 0
     row, offset = passage.rows[index], passage.offsets[index]
     own = len(row["text"])
     local_start = min(max(start - offset, 0), own)
