@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 from episteme_core.bm25 import shardfile
 from episteme_core.bm25.fields import FACETS, FIELD_DEFAULTS, indexed, unit_tokenizer
 from episteme_core.bm25.words import LAYOUT, word_arrays
-from episteme_core.records.trust import NON_PROSE_KINDS
 from episteme_core.records.hits import epoch_seconds
+from episteme_core.records.trust import NON_PROSE_KINDS
 from episteme_core.search.units import RUN_CHARS, SECTION_RUN_CHARS, plan_units
 from episteme_core.text.analyzer import DEFAULT_LANGUAGE, analyzer_params, stemmer
 

@@ -105,7 +105,8 @@ class Shard:
         # the analysed words of each row's text (``bm25.words``): a shard of one language built with them
         self.words = "rowWords" in self.file.arrays and len(self.languages) == 1
         self.word_bytes = 4 if self.words and self.file.arrays["wordTerms"]["type"] == "u4" else 2
-        self.non_prose_rows = int(self.meta.get("nonProseRows", self.rows))  # rows of a book's non-prose parts
+        # rows of a book's non-prose parts (contents, captions), which the rerank weighs less
+        self.non_prose_rows = int(self.meta.get("nonProseRows", self.rows))
 
     def travel(self) -> ShardTicket | None:
         """What a remote worker needs to open this shard from its file; None for a shard held in

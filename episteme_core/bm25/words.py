@@ -27,7 +27,6 @@ from episteme_core.records.trust import NON_PROSE_KINDS
 from episteme_core.text.analyzer import stem_words, words
 
 LAYOUT = 2  # shards meta ``layout``: 2 has the ``words`` section (absent: 1, before it)
-ARRAYS = ("rowWords", "wordTerms")
 
 
 def word_arrays(views: Sequence[dict[str, Any]], language: str,

@@ -20,13 +20,13 @@ import attrs
 
 from episteme_core.errors import EpistemeError
 from episteme_core.records.hits import Filters, Hit
-from episteme_core.records.trust import CONTENT_TRUST, NON_PROSE_KINDS
+from episteme_core.records.trust import CONTENT_TRUST
 from episteme_core.search.proximity import RERANK_DEPTH
 from episteme_core.store.home import Home
 from episteme_core.text.analyzer import query_term_weights, words
 
 if TYPE_CHECKING:
-    from episteme_core.kernel.contracts import SearchableShard, SearchableShards
+    from episteme_core.kernel.contracts import SearchableShards
     from episteme_core.kernel.registry import Plugins
     from episteme_core.records.evidence import Chunk
     from episteme_core.search.passages import PassageRows
@@ -271,17 +271,6 @@ def cite_row(row: dict[str, Any], start: int, end: int) -> Citation:
             position,
         ],
     )
-
-
-def passage_of(shard: SearchableShard, hit: Hit, filters: Filters | None = None) -> Passage:
-    """The passage a hit scored: its chunk, or its run's chunks (those that pass the filters) joined
-    by a blank line."""
-    rows = [shard.row_json(row) for row in shard.shown_rows(hit, filters)]
-    offsets, at = [], 0
-    for row in rows:
-        offsets.append(at)
-        at += len(row["text"]) + 2
-    return Passage("\n\n".join(row["text"] for row in rows), rows, offsets)
 
 
 def result_for(passage: Passage | dict[str, Any], *, rank: int, score: float, shard: str,

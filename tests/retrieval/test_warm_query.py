@@ -3,7 +3,6 @@ shards answer the same from their text, and ``query()`` keeps a home's shards op
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import attrs
