@@ -257,7 +257,7 @@ def main() -> None:
     print(f"| warm query: shard search, top 10 (median of {len(questions)}) | "
           f"{fmt(med(search_times), 'ms')} | "
           f"{fmt(med(raw_times), 'ms')} | {med(search_times) / med(raw_times):.2f}x | – |")
-    print(f"| warm query: library `query()` with freshness check, snippets, citations | "
+    print(f"| warm query: library `query()` given no set (shards kept open between calls) | "
           f"{fmt(med(query_times), 'ms')} | – | – | – |")
     print(f"| warm query: library `query()` on open shards (as the MCP server keeps them) | "
           f"{fmt(med(open_times), 'ms')} | – | – | – |")
@@ -291,7 +291,7 @@ def warm_rows(home, questions: list[str]) -> list[tuple[str, float, float]]:  # 
         "warm query: shard search, top 10": lambda q: shard_set.search(q, 10),
         "warm query: library `query()` on open shards (as the MCP server keeps them)":
             lambda q: query(home, q, limit=10, shard_set=shard_set),
-        "warm query: library `query()` opening the shards (freshness check, new block checks)":
+        "warm query: library `query()` given no set (the shards kept open between calls)":
             lambda q: query(home, q, limit=10),
     }
     rows = []
