@@ -133,6 +133,7 @@ class ShardFile:
                     self._fail("is empty")
                 self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         self._view = memoryview(self._map)
+        self._mapped = isinstance(self._map, mmap.mmap)
         self._verified: set[int] = set()
         if bytes(self._view[: len(MAGIC)]) != MAGIC or size < len(MAGIC) + 8:
             self._fail("is not an episteme shard")
@@ -222,9 +223,16 @@ class ShardFile:
         return cast
 
     def raw(self, name: str, start: int, stop: int) -> bytes:
-        """Bytes ``[start, stop)`` of a ``u1`` array."""
+        """The bytes of ``name[start:stop]`` (little-endian items; a ``u1`` array's bytes as they are)."""
         lo, hi, _ = self._span(name, start, stop)
+        if self._mapped:
+            return self._map[lo:hi]  # type: ignore[no-any-return]  # an mmap slices to bytes
         return bytes(self._view[lo:hi])
+
+    def values(self, name: str, start: int, stop: int) -> tuple[Any, ...]:
+        """``name[start:stop]`` as a tuple of numbers (a few: one read, no view)."""
+        lo, hi, code = self._span(name, start, stop)
+        return struct.unpack_from(f"<{stop - start}{code}", self._map, lo)
 
     def numpy(self, name: str, start: int, stop: int) -> Any:
         """``name[start:stop]`` as a numpy array over the map (for large postings)."""

@@ -213,7 +213,7 @@ class Shard:
         """Row ``row``'s analysed text (``bm25.words``; only where ``words``): the vocabulary id of
         each word's term (little-endian, ``word_bytes`` each), the text's length in characters, and
         whether it is a non-prose part."""
-        start, info, stop = self.file.slice("rowWords", 2 * row, 2 * row + 3)
+        start, info, stop = self.file.values("rowWords", 2 * row, 2 * row + 3)
         return self.file.raw("wordTerms", start, stop), info >> 1, bool(info & 1)
 
     def row_json(self, row: int) -> dict[str, Any]:
