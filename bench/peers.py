@@ -749,6 +749,8 @@ def report(args: argparse.Namespace, systems: list[System], results: dict[str, d
            skipped: dict[str, str], load_before: tuple[float, float, float],
            load_after: tuple[float, float, float], home: Path) -> None:
     def ms(seconds: float) -> str:
+        if seconds < 0.001:  # a warm query: two decimals, so that ratios can be read from the table
+            return f"{seconds * 1000:.2f} ms"
         return f"{seconds * 1000:.1f} ms" if seconds < 10 else f"{seconds:.1f} s"
 
     def pair(cpu: float, wall: float) -> str:

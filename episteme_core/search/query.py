@@ -22,6 +22,7 @@ from episteme_core.errors import EpistemeError
 from episteme_core.records.hits import Filters, Hit
 from episteme_core.records.trust import CONTENT_TRUST
 from episteme_core.search.proximity import RERANK_DEPTH
+from episteme_core.search.shardset import ShardSet
 from episteme_core.store.home import Home
 from episteme_core.text.analyzer import query_term_weights, words
 
@@ -373,9 +374,10 @@ def query(
     warn_in_flight(shard_set, warn)
     scored, phrases = parse_term(text)
     languages = shard_set.languages
-    terms = shard_set.terms(scored)
-    term_weights = {term: weight for term, weight in query_term_weights(scored, languages).items()
-                    if weight != 1.0 and term in terms}
+    weighed = query_term_weights(scored, languages)  # every query term (``query_terms_for``), weighed
+    # the kernel's set analyses a query as the weights do: its terms are theirs (one analysis, not two)
+    terms = list(weighed) if type(shard_set).terms is ShardSet.terms else shard_set.terms(scored)
+    term_weights = {term: weight for term, weight in weighed.items() if weight != 1.0 and term in terms}
     phrase_words = [words(p) for p in phrases]
     phrase_words = [p for p in phrase_words if p]
     exact_words = set(words(scored)) if exact else set()
