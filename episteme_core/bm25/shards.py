@@ -91,6 +91,7 @@ class Shard:
         self.languages: list[str] = list(self.meta.get("languages") or ["english"])
         self.deleted = frozenset(deleted)
         self._runs = "unitStart" in self.file.arrays
+        self.one_row_units = not self._runs  # every unit is one row, numbered as its row
         # a unit is left out when any chunk it holds is gone (a record's chunks go together)
         self.deleted_units = frozenset(
             unit for unit in range(self.units) if not self.deleted.isdisjoint(self.unit_rows(unit))

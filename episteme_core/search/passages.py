@@ -42,6 +42,7 @@ class PassageRows:
         self.languages = languages
         self._shards: dict[str, Any] = {}
         self._json: dict[Key, dict[str, Any]] = {}
+        self._one_row: dict[str, bool] = {}
         self._words: dict[Key, tuple[Any, int, bool]] = {}
         # shard -> the query's terms as (term id as the bytes of its rows' words, term); None: read text
         self._ids: dict[str, list[tuple[bytes, str]] | None] = {}
@@ -51,6 +52,15 @@ class PassageRows:
         if found is None:
             found = self._shards[name] = self.shard_set.shard(name)
         return found
+
+    def one_row(self, name: str, filters: Any) -> bool:
+        """Whether every hit of shard ``name`` shows its one row (``Hit.row``) for ``filters``: units
+        of one row each (``one_row_units``), no row deleted and no filter on rows."""
+        found = self._one_row.get(name)
+        if found is None:
+            shard: Any = self.shard(name)
+            found = self._one_row[name] = bool(getattr(shard, "one_row_units", False)) and not shard.deleted
+        return found and filters is None
 
     def json(self, key: Key) -> dict[str, Any]:
         """The row's stored JSON (parsed once)."""
