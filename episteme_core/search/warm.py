@@ -82,7 +82,8 @@ class ShardCache:
 
 
 WARM_HOMES = 4  # homes whose shards a process keeps open for its query calls
-# (home, indexer, plugins) -> [config.json's identity, its cache, the set last given, its files' identity]
+# (home, indexer, id of plugins) -> [config.json's identity, its cache, the set last given, its files'
+# identity, the plugins (held: an id is only unique while its object lives)]
 _WARM: OrderedDict[tuple[str, str | None, int], list[Any]] = OrderedDict()
 _WARM_LOCK = threading.Lock()
 
@@ -111,8 +112,8 @@ def warm_shards(home: Home, plugins: Plugins, indexer: str | None = None) -> Sea
     config = file_key(home.config_path)
     with _WARM_LOCK:
         entry = _WARM.get(key)
-        if entry is None or entry[0] != config:
-            entry = _WARM[key] = [config, ShardCache(home, plugins, indexer), None, None]
+        if entry is None or entry[0] != config or entry[4] is not plugins:
+            entry = _WARM[key] = [config, ShardCache(home, plugins, indexer), None, None, plugins]
         _WARM.move_to_end(key)
         while len(_WARM) > WARM_HOMES:
             _WARM.popitem(last=False)
