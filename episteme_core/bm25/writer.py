@@ -1,9 +1,10 @@
 """The shards stage writer: pack committed chunks into frozen shards, one source per shard.
 
 A shard, once written, never changes (its file is named by its sha256). A run keeps every shard
-this indexer built whose analyzer, BM25 parameters and layout (``bm25.words``) still hold, records the rows whose chunks are
-gone as deleted (in the stage index: they are never returned), drops shards left with no live row,
-and packs the chunks no shard holds into new shards of at most ``shard_size`` chunks per source.
+this indexer built whose analyzer, BM25 parameters and layout (``bm25.words``) still hold, records
+the rows whose chunks are gone as deleted (in the stage index: they are never returned), drops
+shards left with no live row, and packs the chunks no shard holds into new shards of at most
+``shard_size`` chunks per source.
 ``reshard`` rebuilds everything. The commit records the indexer (``bm25``), the chunk index
 (fingerprint and sha256 of its bytes) and the log position it covers; readers refuse anything else
 as stale.

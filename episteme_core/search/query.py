@@ -475,7 +475,8 @@ def _merged_page(shard_set: SearchableShards, terms: list[str], filters: Filters
     while True:
         hits, total = shard_set.search(terms, k, filters, **_weighing(weights))
         runs = [[(hit.shard, hit.row)] if read.one_row(hit.shard, shown)
-                else [(hit.shard, row) for row in read.shard(hit.shard).shown_rows(hit, shown)] for hit in hits]
+                else [(hit.shard, row) for row in read.shard(hit.shard).shown_rows(hit, shown)]
+                for hit in hits]
         hits, runs = _reranked(hits, runs, runs, read, bonuses)
         merged = merge_overlapping(runs, read.size, MERGED_CHARS)
         if len(merged) > need or len(hits) >= total or k >= MAX_CHECKED:
