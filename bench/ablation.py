@@ -77,7 +77,7 @@ VARIANTS: dict[str, tuple[dict[str, Any] | None, Patch]] = {
         None, lambda: setting("episteme_core.search.units", "MERGED_CHARS", 0)),
     "identifier parts weigh 1 (not 0.5)": (None, no_identifier_weights),
     "book contents weigh 1 (not 0.5)": (
-        None, lambda: setting("episteme_core.search.query", "NON_PROSE_WEIGHT", 1.0)),
+        None, lambda: setting("episteme_core.search.passages", "NON_PROSE_WEIGHT", 1.0)),
 }
 
 

@@ -530,6 +530,39 @@ def breakdown(home: Path, term: str, runs: int) -> list[tuple[str, int, float]]:
             for i, (name, size) in enumerate(zip(names, sizes, strict=True))]
 
 
+def warm_unopened(home: Path, terms: list[str]) -> tuple[float, float]:
+    """Median CPU and wall of ``query(home, term)`` given no shard set (as a library user calls it:
+    the shards kept open between calls), after a round that touches what the queries read."""
+    from episteme_core.search.query import query
+    from episteme_core.store.home import Home
+
+    opened = Home(home)
+    for term in terms:
+        query(opened, term, limit=10)
+    cpus, walls = [], []
+    for term in terms:
+        wall, cpu = time.perf_counter(), time.process_time()
+        query(opened, term, limit=10)
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+    return median(cpus), median(walls)
+
+
+def profile_warm(search: Callable[[str], Any], terms: list[str], count: int) -> None:
+    """cProfile over ``count`` warm queries of ``search`` (episteme's), the top functions by own time."""
+    import cProfile
+    import pstats
+
+    chosen = [terms[i % len(terms)] for i in range(count)]
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for term in chosen:
+        search(term)
+    profiler.disable()
+    print(f"\nwhere {count} warm episteme queries spend their time (cProfile, own time):")
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
@@ -573,6 +606,8 @@ def main() -> None:
     parser.add_argument("--keep", metavar="DIR", help="work in DIR and keep it (the corpus is reused)")
     parser.add_argument("--reuse-builds", action="store_true",
                         help="with --keep: measure the queries on the indexes a run left (no build row)")
+    parser.add_argument("--profile", type=int, metavar="N", default=0,
+                        help="print where episteme's warm query spends its time (cProfile, N queries)")
     args = parser.parse_args()
     if not become_subreaper():
         print("(not a subreaper here: a build's worker processes may be missing from its CPU)")
@@ -665,6 +700,9 @@ def main() -> None:
     for system in systems:
         if isinstance(system, Lucene):
             warm[system.name] = system.warm_in_jvm(terms[: args.queries], workdir)
+    opened = warm_unopened(home, terms[: args.queries])
+    if args.profile:
+        profile_warm(searches["episteme"], terms, args.profile)
 
     served: dict[str, tuple[list[float], float]] = {s.name: ([], 0.0) for s in systems}
     for system in systems:
@@ -697,6 +735,8 @@ def main() -> None:
                       median([w for _, w in reruns[system.name]]))
     steps = breakdown(home, terms[0], args.runs)
     report(args, systems, results, skipped, load_before, os.getloadavg(), home)
+    print(f"episteme's `query(home, term)` given no open set (it keeps the home's shards open between "
+          f"calls): {opened[0] * 1000:.2f} ms CPU / {opened[1] * 1000:.2f} ms wall (median)")
     print("\n| a cold `episteme query`, step by step (median CPU of new processes) | modules | CPU |")
     print("|---|---:|---:|")
     for name, modules, cpu in steps:
@@ -709,6 +749,8 @@ def report(args: argparse.Namespace, systems: list[System], results: dict[str, d
            skipped: dict[str, str], load_before: tuple[float, float, float],
            load_after: tuple[float, float, float], home: Path) -> None:
     def ms(seconds: float) -> str:
+        if seconds < 0.001:  # a warm query: two decimals, so that ratios can be read from the table
+            return f"{seconds * 1000:.2f} ms"
         return f"{seconds * 1000:.1f} ms" if seconds < 10 else f"{seconds:.1f} s"
 
     def pair(cpu: float, wall: float) -> str:

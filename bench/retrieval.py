@@ -49,20 +49,21 @@ def make_corpus(chunks: int, seed: int = 1) -> tuple[list, list[str]]:  # type: 
     return documents, words
 
 
-def corpus_batches(chunks: int, seed: int = 1, batch_docs: int = 500):  # type: ignore[no-untyped-def]
-    """``make_corpus`` in batches of ``batch_docs`` documents (same documents, bounded memory)."""
+def corpus_batches(chunks: int, seed: int = 1, batch_docs: int = 500, per_doc: int = 100,  # type: ignore[no-untyped-def]
+                   words_per_chunk: int = 90):
+    """``make_corpus`` in batches of ``batch_docs`` documents (same documents, bounded memory);
+    ``per_doc`` sections of ``words_per_chunk`` words each."""
     from episteme_core.records.evidence import Block, Document, Provenance, Section, Span, seal
 
     rng = random.Random(seed)
     words = vocabulary(20_000, rng)
     weights = [1.0 / (rank + 1) for rank in range(len(words))]  # Zipf-like
     cumulative = list(itertools.accumulate(weights))  # what choices(weights=) builds on every call
-    per_doc = 100
     documents = []
     for d in range(-(-chunks // per_doc)):
         sections = []
         for s in range(min(per_doc, chunks - d * per_doc)):
-            text = " ".join(rng.choices(words, cum_weights=cumulative, k=90)) + "."
+            text = " ".join(rng.choices(words, cum_weights=cumulative, k=words_per_chunk)) + "."
             heading = " ".join(rng.choices(words, cum_weights=cumulative, k=3))
             block = Block(id=f"p{s}", kind="paragraph", text=text, section_id=f"s{s}", anchor=f"s{s}",
                           span=Span(0, len(text)))
@@ -120,9 +121,14 @@ def main() -> None:
     parser.add_argument("--keep", metavar="DIR", help="build the home here and keep it")
     parser.add_argument("--queries-only", metavar="DIR",
                         help="measure only the queries, on the home a --keep run left in DIR")
+    parser.add_argument("--one-chunk-docs", type=int, metavar="WORDS",
+                        help="only the warm queries, on --chunks documents of one WORDS-word chunk each")
     args = parser.parse_args()
     if args.queries_only:
         queries_only(Path(args.queries_only) / "home", args)
+        return
+    if args.one_chunk_docs:
+        one_chunk_docs(args)
         return
 
     from episteme_core.bm25.build import BM25_DEFAULTS, bm25_matrix
@@ -257,7 +263,7 @@ def main() -> None:
     print(f"| warm query: shard search, top 10 (median of {len(questions)}) | "
           f"{fmt(med(search_times), 'ms')} | "
           f"{fmt(med(raw_times), 'ms')} | {med(search_times) / med(raw_times):.2f}x | – |")
-    print(f"| warm query: library `query()` with freshness check, snippets, citations | "
+    print(f"| warm query: library `query()` given no set (shards kept open between calls) | "
           f"{fmt(med(query_times), 'ms')} | – | – | – |")
     print(f"| warm query: library `query()` on open shards (as the MCP server keeps them) | "
           f"{fmt(med(open_times), 'ms')} | – | – | – |")
@@ -291,7 +297,7 @@ def warm_rows(home, questions: list[str]) -> list[tuple[str, float, float]]:  # 
         "warm query: shard search, top 10": lambda q: shard_set.search(q, 10),
         "warm query: library `query()` on open shards (as the MCP server keeps them)":
             lambda q: query(home, q, limit=10, shard_set=shard_set),
-        "warm query: library `query()` opening the shards (freshness check, new block checks)":
+        "warm query: library `query()` given no set (the shards kept open between calls)":
             lambda q: query(home, q, limit=10),
     }
     rows = []
@@ -305,6 +311,43 @@ def warm_rows(home, questions: list[str]) -> list[tuple[str, float, float]]:  # 
                 cpus.append(time.process_time() - cpu)
         rows.append((name, statistics.median(walls), statistics.median(cpus)))
     return rows
+
+
+def one_chunk_docs(args: argparse.Namespace) -> None:
+    """The warm query rows (numpy imported, as in a server) on ``--chunks`` documents of one chunk of
+    ``--one-chunk-docs`` words each: what a query costs beside the ranking (its fixed costs)."""
+    import numpy  # noqa: F401  (a warm process has it: the server, a second query)
+
+    from episteme_core.bm25.writer import index_home
+    from episteme_core.chunking.paragraph import ParagraphChunker
+    from episteme_core.chunking.run import chunk_home
+    from episteme_core.chunking.window import WindowChunker
+    from episteme_core.stages.documents import write_documents
+    from episteme_core.store.home import Home
+
+    workdir = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="episteme-bench-"))
+    home = Home(workdir / "home")
+    words: list[str] = []
+    if not (home.root / "shards").exists():
+        shutil.rmtree(home.root, ignore_errors=True)
+        home.root.mkdir(parents=True)
+        for batch, batch_words in corpus_batches(args.chunks, per_doc=1, words_per_chunk=args.one_chunk_docs):
+            write_documents(home, batch)
+            words = batch_words
+        chunk_home(home, [ParagraphChunker(), WindowChunker()], max_chars=6000, overlap_chars=400)
+        index_home(home)
+    else:
+        words = next(w for _, w in corpus_batches(1))
+    rng = random.Random(99)
+    questions = [" ".join(rng.choices(words[:2000], k=rng.randint(1, 3))) for _ in range(args.queries)]
+    print(f"{args.chunks:,} documents of one chunk of {args.one_chunk_docs} words; {len(questions)} queries "
+          f"of 1-3 words from the 2,000 commonest, 3 rounds after one\n")
+    print("| measure | median wall | median CPU |")
+    print("|---|---:|---:|")
+    for name, wall, cpu in warm_rows(home, questions):
+        print(f"| {name} | {wall * 1000:.2f} ms | {cpu * 1000:.2f} ms |")
+    if not args.keep:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def queries_only(home_root: Path, args: argparse.Namespace) -> None:

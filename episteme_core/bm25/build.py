@@ -20,7 +20,9 @@ from typing import Any, TypeVar
 
 from episteme_core.bm25 import lucene, shardfile
 from episteme_core.bm25.fields import FACETS, FIELD_DEFAULTS, indexed, unit_tokenizer
+from episteme_core.bm25.words import LAYOUT, word_arrays
 from episteme_core.records.hits import epoch_seconds
+from episteme_core.records.trust import NON_PROSE_KINDS
 from episteme_core.search.units import RUN_CHARS, SECTION_RUN_CHARS, plan_units
 from episteme_core.text.analyzer import DEFAULT_LANGUAGE, analyzer_params, stemmer
 
@@ -233,6 +235,11 @@ def build_shard(
         codes = {value: code for code, value in enumerate(table)}
         facet_codes[field] = struct.pack(f"<{count}H", *map(codes.__getitem__, values))
         del values
+    if single:  # what a query's rerank reads instead of the rows' text (``bm25.words``)
+        arrays_of_words = word_arrays(views, languages[0], vocab)
+    else:
+        arrays_of_words = {}
+    flags = [view.get("paragraphKind") in NON_PROSE_KINDS for view in views]
     del views, token_lists
     if release_rows:
         rows.clear()
@@ -260,6 +267,7 @@ def build_shard(
         "rowOffsets": ("u8", row_offsets.tobytes()),
         "rowBytes": ("u1", row_bytes),  # the stored rows as they are: joined once, into the shard
         "times": ("f8", times),
+        **arrays_of_words,
     }
     if any(len(unit) != 1 or unit[0] != number for number, unit in enumerate(units)):
         starts = np.zeros(len(units) + 1, dtype="<u8")
@@ -295,6 +303,8 @@ def build_shard(
         "runChars": {"records": run_chars, "sections": section_run_chars},
         "facets": facets,
         "builtFrom": built_from,
+        "layout": LAYOUT,
+        "nonProseRows": sum(flags),
     }
     return shardfile.encode(meta, arrays)
 

@@ -108,6 +108,7 @@ def indexed(row: dict[str, Any], labels: dict[tuple[Any, ...], tuple[str, str, s
         "authority": row.get("authority"),
         "documentType": row.get("documentType"),
         "normativity": row.get("normativity"),
+        "paragraphKind": (row.get("attributes") or {}).get("paragraphKind"),
     }
 
 

@@ -133,6 +133,7 @@ class ShardFile:
                     self._fail("is empty")
                 self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         self._view = memoryview(self._map)
+        self._mapped = isinstance(self._map, mmap.mmap)
         self._verified: set[int] = set()
         if bytes(self._view[: len(MAGIC)]) != MAGIC or size < len(MAGIC) + 8:
             self._fail("is not an episteme shard")
@@ -160,10 +161,14 @@ class ShardFile:
         if hashlib.sha256(self._hashes).hexdigest() != header["blockHashesSha256"]:
             self._fail("block hash table does not match its header (tampered or corrupt)")
         self.arrays: dict[str, dict[str, Any]] = header["arrays"]
+        # name -> (offset, item size, count, memoryview code): what every read looks up, read once
+        self._specs: dict[str, tuple[int, int, int, str]] = {}
         for name, spec in self.arrays.items():
-            end = spec["offset"] + spec["count"] * TYPES[spec["type"]][1]
-            if spec["offset"] < 0 or end > region:
+            code, size = TYPES[spec["type"]]
+            offset, count = int(spec["offset"]), int(spec["count"])
+            if offset < 0 or offset + count * size > region:
                 self._fail(f"array {name} lies outside the file")
+            self._specs[name] = (offset, size, count, code)
 
     def _fail(self, message: str) -> Any:
         raise EpistemeError(
@@ -192,14 +197,16 @@ class ShardFile:
         return int(self.arrays[name]["count"])
 
     def _span(self, name: str, start: int, stop: int) -> tuple[int, int, str]:
-        spec = self.arrays[name]
-        code, size = TYPES[spec["type"]]
-        count = int(spec["count"])
+        offset, size, count, code = self._specs[name]
         if not 0 <= start <= stop <= count:
             self._fail(f"read of {name}[{start}:{stop}] is outside the array ({count})")
-        lo = spec["offset"] + start * size
-        hi = spec["offset"] + stop * size
-        self._verify(lo, hi)
+        lo = offset + start * size
+        hi = offset + stop * size
+        if hi > lo:
+            block = lo // self.block_size
+            # the usual read: one block, verified before (a query's reads are small)
+            if block not in self._verified or (hi - 1) // self.block_size != block:
+                self._verify(lo, hi)
         return self._base + lo, self._base + hi, code
 
     def slice(self, name: str, start: int, stop: int) -> memoryview:
@@ -216,9 +223,16 @@ class ShardFile:
         return cast
 
     def raw(self, name: str, start: int, stop: int) -> bytes:
-        """Bytes ``[start, stop)`` of a ``u1`` array."""
+        """The bytes of ``name[start:stop]`` (little-endian items; a ``u1`` array's bytes as they are)."""
         lo, hi, _ = self._span(name, start, stop)
+        if self._mapped:
+            return self._map[lo:hi]  # type: ignore[no-any-return]  # an mmap slices to bytes
         return bytes(self._view[lo:hi])
+
+    def values(self, name: str, start: int, stop: int) -> tuple[Any, ...]:
+        """``name[start:stop]`` as a tuple of numbers (a few: one read, no view)."""
+        lo, hi, code = self._span(name, start, stop)
+        return struct.unpack_from(f"<{stop - start}{code}", self._map, lo)
 
     def numpy(self, name: str, start: int, stop: int) -> Any:
         """``name[start:stop]`` as a numpy array over the map (for large postings)."""

@@ -38,12 +38,15 @@ NUMPY_POSTINGS = 200_000
 # a term's postings in one shard, how their scores are made: [start, stop), a factor on each score
 # (None: 1), and (idf32, average length) when they are scored again under another collection
 Span = tuple[int, int, "float | None", "tuple[float, float] | None"]
-NUMPY_LOADED_POSTINGS = 2_000  # the threshold once numpy is imported (a server, a second query)
+NUMPY_LOADED_POSTINGS = 100  # the threshold once numpy is imported (a server, a second query): measured
 LOOKUPS_CACHED = 65_536  # vocabulary lookups a shard keeps (terms' postings, binary search probes)
 
 __all__ = ["INDEXER", "NUMPY_LOADED_POSTINGS", "NUMPY_POSTINGS", "STAGE", "STALE_HINT", "Bm25ShardSet",
            "Filters", "Hit", "Shard", "ShardSet", "check_analyzer", "check_fresh", "numpy_pays",
            "open_bundle_shards", "open_shard", "open_shards"]
+
+
+_DECODER: Any = None  # json's default decoder, made on the first row read
 
 
 def numpy_pays(postings: int) -> bool:
@@ -92,6 +95,7 @@ class Shard:
         self.languages: list[str] = list(self.meta.get("languages") or ["english"])
         self.deleted = frozenset(deleted)
         self._runs = "unitStart" in self.file.arrays
+        self.one_row_units = not self._runs  # every unit is one row, numbered as its row
         # a unit is left out when any chunk it holds is gone (a record's chunks go together)
         self.deleted_units = frozenset(
             unit for unit in range(self.unit_count) if not self.deleted.isdisjoint(self.unit_rows(unit))
@@ -113,6 +117,12 @@ class Shard:
         # queries share (the top levels of every binary search over the vocabulary), bounded.
         self._span_cache: dict[str, tuple[int, int] | None] = {}
         self._probe_cache: dict[int, bytes] = {}
+        self._id_cache: dict[str, int | None] = {}
+        # the analysed words of each row's text (``bm25.words``): a shard of one language built with them
+        self.words = "rowWords" in self.file.arrays and len(self.languages) == 1
+        self.word_bytes = 4 if self.words and self.file.arrays["wordTerms"]["type"] == "u4" else 2
+        # rows of a book's non-prose parts (contents, captions), which the rerank weighs less
+        self.non_prose_rows = int(self.meta.get("nonProseRows", self.rows))
         self._norm_cache: tuple[float, Any] | None = None  # (average, every unit's norm): numpy
         self._norm_list_cache: tuple[float, list[float]] | None = None  # the same, plain Python
 
@@ -177,7 +187,7 @@ class Shard:
         cache = self._span_cache
         if term in cache:
             return cache[term]
-        tid = self.term_id(term)
+        tid = self.known_term(term)
         span = None
         if tid is not None:
             start, stop = self.file.slice("postingsStart", tid, tid + 2)
@@ -196,6 +206,17 @@ class Shard:
                 self._probe_cache.clear()
             self._probe_cache[index] = found
         return found
+
+    def known_term(self, term: str) -> int | None:
+        """``term_id``, cached: a query looks its terms up for their postings, then for its rerank."""
+        cache = self._id_cache
+        if term in cache:
+            return cache[term]
+        tid = self.term_id(term)
+        if len(cache) >= LOOKUPS_CACHED:
+            cache.clear()
+        cache[term] = tid
+        return tid
 
     def term_id(self, term: str) -> int | None:
         """The id of ``term`` in the sorted vocabulary (binary search over the map), or None."""
@@ -230,11 +251,22 @@ class Shard:
             return lo
         return None
 
-    def row_json(self, row: int) -> dict[str, Any]:
-        import json
+    def row_words(self, row: int) -> tuple[bytes, int, bool]:
+        """Row ``row``'s analysed text (``bm25.words``; only where ``words``): the vocabulary id of
+        each word's term (little-endian, ``word_bytes`` each), the text's length in characters, and
+        whether it is a non-prose part."""
+        start, info, stop = self.file.values("rowWords", 2 * row, 2 * row + 3)
+        return self.file.raw("wordTerms", start, stop), info >> 1, bool(info & 1)
 
+    def row_json(self, row: int) -> dict[str, Any]:
+        """Row ``row``'s stored chunk JSON, parsed (as ``json.loads`` parses UTF-8 bytes)."""
+        from json.decoder import JSONDecoder
+
+        global _DECODER
+        if _DECODER is None:
+            _DECODER = JSONDecoder()
         lo, hi = self.file.slice("rowOffsets", row, row + 2)
-        data = json.loads(self.file.raw("rowBytes", lo, hi))
+        data = _DECODER.decode(self.file.raw("rowBytes", lo, hi).decode("utf-8", "surrogatepass"))
         if not isinstance(data, dict):
             raise EpistemeError("INVALID_INPUT", f"shard {self.file.path}: row {row} is not a chunk")
         return data
@@ -299,6 +331,8 @@ class Shard:
     def shown_rows(self, hit: Hit, filters: Filters | None = None) -> list[int]:
         """The rows of a hit's unit that its passage shows: those that pass the filters."""
         rows = self.unit_rows(hit.unit) if hit.unit >= 0 else [hit.row]
+        if not self.deleted and (filters is None or (filters.since is None and not filters.facet_values())):
+            return rows  # every row passes
         row_ok = self.row_filter(filters)
         shown = [row for row in rows if row_ok is not None and row_ok(row)]
         return shown or rows[:1]
@@ -385,7 +419,7 @@ class Shard:
         if floor is not None and floor > least:
             least = floor
         best = sorted(((-score, unit) for unit, score in matches.items() if score >= least))[:k]
-        return [self._hit(-negative, unit) for negative, unit in best], total
+        return self._hits([-negative for negative, _ in best], [unit for _, unit in best]), total
 
     def _scaled(self, spans: list[tuple[str, int, int]], idf: Mapping[str, float] | None,
                 collection: Collection | None = None) -> list[Span]:
@@ -415,6 +449,13 @@ class Shard:
                 factor = idf[term] / base
             out.append((start, stop, factor, again))
         return out
+
+    def _hits(self, scores: list[float], units: list[int]) -> list[Hit]:
+        """The hits of ``units`` scoring ``scores``: each names its unit's first row and chunk."""
+        raw, name = self.file.raw, self.name
+        rows = [self.unit_rows(unit)[0] for unit in units] if self._runs else units
+        return [Hit(score, raw("ids", 32 * row, 32 * row + 32).hex(), row, name, unit)
+                for score, row, unit in zip(scores, rows, units, strict=True)]
 
     def _pair_scores(self, start: int, stop: int, again: tuple[float, float] | None) -> Any:
         """The float32 scores of postings ``[start, stop)``: as stored, or scored again with (idf32,
@@ -455,10 +496,6 @@ class Shard:
         self._norm_cache = (average, norms)
         return norms
 
-    def _hit(self, score: float, unit: int) -> Hit:
-        row = self.unit_rows(unit)[0] if self._runs else unit
-        return Hit(score, self.chunk_id(row), row, self.name, unit)
-
     def _ranked_numpy(self, spans: list[Span], k: int, filters: Filters,
                       needed: Sequence[tuple[int, int]] = (),
                       floor: float | None = None) -> tuple[list[Hit], int]:
@@ -475,11 +512,12 @@ class Shard:
             mask &= counts == len(needed)
         facets = self.meta["facets"]
         rows_ok = None
-        if self.deleted or filters.facet_values() or filters.since is not None:
+        wanted = filters.facet_values()
+        if self.deleted or wanted or filters.since is not None:
             rows_ok = np.ones(self.rows, dtype=bool)
             if self.deleted:
                 rows_ok[np.fromiter(self.deleted, dtype=np.int64, count=len(self.deleted))] = False
-            for field, value in filters.facet_values().items():
+            for field, value in wanted.items():
                 rows_ok &= self.file.numpy(f"facet.{field}", 0, self.rows) == facets[field].index(value)
             if filters.since is not None:
                 from episteme_core.records.hits import epoch_seconds
@@ -509,10 +547,7 @@ class Shard:
             keep = values >= np.partition(values, found.size - k)[found.size - k]
             found, values = found[keep], values[keep]
         order = np.lexsort((found, -values))[:k]
-        return [
-            self._hit(score, unit)
-            for score, unit in zip(values[order].tolist(), found[order].tolist(), strict=True)
-        ], total
+        return self._hits(values[order].tolist(), found[order].tolist()), total
 
     def _score_python(self, spans: list[Span]) -> dict[int, float]:
         acc: dict[int, float] = {}

@@ -1,9 +1,10 @@
 """The shards stage writer: pack committed chunks into frozen shards, one source per shard.
 
 A shard, once written, never changes (its file is named by its sha256). A run keeps every shard
-this indexer built whose analyzer and BM25 parameters still hold, records the rows whose chunks are
-gone as deleted (in the stage index: they are never returned), drops shards left with no live row,
-and packs the chunks no shard holds into new shards of at most ``shard_size`` chunks per source.
+this indexer built whose analyzer, BM25 parameters and layout (``bm25.words``) still hold, records
+the rows whose chunks are gone as deleted (in the stage index: they are never returned), drops
+shards left with no live row, and packs the chunks no shard holds into new shards of at most
+``shard_size`` chunks per source.
 ``reshard`` rebuilds everything. The commit records the indexer (``bm25``), the chunk index
 (fingerprint and sha256 of its bytes) and the log position it covers; readers refuse anything else
 as stale.
@@ -23,6 +24,7 @@ from episteme_core.bm25.build import BM25_DEFAULTS, build_shard
 from episteme_core.bm25.fields import FIELD_DEFAULTS, FIELDS, MAX_WEIGHT, MIN_WEIGHT, indexed
 from episteme_core.bm25.shardfile import header_sha256
 from episteme_core.bm25.shards import INDEXER, STAGE, Shard
+from episteme_core.bm25.words import LAYOUT
 from episteme_core.errors import EpistemeError
 from episteme_core.records.gcpause import paused_cycle_gc
 from episteme_core.records.storage import StageEntry, StageIndex
@@ -343,6 +345,7 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None,
         and previous.meta.get("bm25") == params
         and previous.meta.get("fields") == settings.fields
         and previous.meta.get("runChars") == settings.run_chars
+        and previous.meta.get("layout", 1) == LAYOUT  # shards before the words section are rebuilt
     )
     holds_deleted = previous is not None and any(
         (info or {}).get("deleted") for info in (previous.meta.get("shards") or {}).values())
@@ -426,6 +429,7 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None,
         "bm25": params,
         "fields": settings.fields,
         "runChars": settings.run_chars,
+        "layout": LAYOUT,
         "shardSize": shard_size,
         "chunkIndexFingerprint": chunk_index.fingerprint,
         "chunkIndexSha256": chunk_index_sha,

@@ -20,15 +20,17 @@ import attrs
 
 from episteme_core.errors import EpistemeError
 from episteme_core.records.hits import Filters, Hit
-from episteme_core.records.trust import CONTENT_TRUST, NON_PROSE_KINDS
+from episteme_core.records.trust import CONTENT_TRUST
 from episteme_core.search.proximity import RERANK_DEPTH
+from episteme_core.search.shardset import ShardSet
 from episteme_core.store.home import Home
 from episteme_core.text.analyzer import query_term_weights, words
 
 if TYPE_CHECKING:
-    from episteme_core.kernel.contracts import SearchableShard, SearchableShards
+    from episteme_core.kernel.contracts import SearchableShards
     from episteme_core.kernel.registry import Plugins
     from episteme_core.records.evidence import Chunk
+    from episteme_core.search.passages import PassageRows
 
 
 DEFAULT_LIMIT, MAX_LIMIT = 10, 100
@@ -39,7 +41,6 @@ MAX_TERM_CHARS = 4096
 # Quoted phrases and --exact are checked on the text of candidates in score order, at most this many.
 MAX_CHECKED = 5_000
 RERANK_POOL = 20  # a second stage reorders at least this many of the first results
-NON_PROSE_WEIGHT = 0.5  # the share of its score a passage keeps when a book's contents hold its words
 
 
 @attrs.frozen
@@ -273,27 +274,19 @@ def cite_row(row: dict[str, Any], start: int, end: int) -> Citation:
     )
 
 
-def passage_of(shard: SearchableShard, hit: Hit, filters: Filters | None = None) -> Passage:
-    """The passage a hit scored: its chunk, or its run's chunks (those that pass the filters) joined
-    by a blank line."""
-    rows = [shard.row_json(row) for row in shard.shown_rows(hit, filters)]
-    offsets, at = [], 0
-    for row in rows:
-        offsets.append(at)
-        at += len(row["text"]) + 2
-    return Passage("\n\n".join(row["text"] for row in rows), rows, offsets)
-
-
 def result_for(passage: Passage | dict[str, Any], *, rank: int, score: float, shard: str,
                terms: list[str] | dict[str, float], max_chars: int,
-               languages: list[str] | None = None) -> Result:
+               languages: list[str] | None = None, rerank_score: float | None = None) -> Result:
     """One result: the snippet of a passage (or of one chunk's JSON) and the citation of the chunk
-    where the snippet begins."""
+    where the snippet begins; ``rerank_score``, the second stage's score where one ordered it."""
     if isinstance(passage, dict):
         passage = Passage(passage["text"], [passage], [0])
     text = passage.text
-    start, end = snippet_window(text, terms, max_chars, languages, passage.focus)
-    index = passage.row_at(start)
+    if len(text) <= max_chars:  # the whole text (what ``snippets.best_window`` gives)
+        start, end = 0, len(text)
+    else:
+        start, end = snippet_window(text, terms, max_chars, languages, passage.focus)
+    index = passage.row_at(start) if len(passage.rows) > 1 else 0
     row, offset = passage.rows[index], passage.offsets[index]
     own = len(row["text"])
     local_start = min(max(start - offset, 0), own)
@@ -330,6 +323,7 @@ def result_for(passage: Passage | dict[str, Any], *, rank: int, score: float, sh
         part={"index": row["part"]["index"], "count": row["part"]["count"]},
         citation=cite_row(row, local_start, local_end),
         paragraphs=paragraphs,
+        rerank_score=rerank_score,
         diagnostics=list(row.get("diagnostics") or ()),
         limits=list(row.get("limits") or ()),
     )
@@ -368,21 +362,22 @@ def query(
     ):
         raise EpistemeError("INVALID_USAGE", "limit, offset or max-chars out of range")
     if shard_set is None:
-        from episteme_core.search.indexers import open_index
+        from episteme_core.search.warm import warm_shards
 
         if plugins is None:
             from episteme_core.kernel.loader import get_plugins
 
             plugins = get_plugins()
-        shard_set = open_index(home, plugins, indexer)
+        shard_set = warm_shards(home, plugins, indexer)  # kept open for the process's next query
     from episteme_core.search.indexers import warn_in_flight
 
     warn_in_flight(shard_set, warn)
     scored, phrases = parse_term(text)
     languages = shard_set.languages
-    terms = shard_set.terms(scored)
-    term_weights = {term: weight for term, weight in query_term_weights(scored, languages).items()
-                    if weight != 1.0 and term in terms}
+    weighed = query_term_weights(scored, languages)  # every query term (``query_terms_for``), weighed
+    # the kernel's set analyses a query as the weights do: its terms are theirs (one analysis, not two)
+    terms = list(weighed) if type(shard_set).terms is ShardSet.terms else shard_set.terms(scored)
+    term_weights = {term: weight for term, weight in weighed.items() if weight != 1.0 and term in terms}
     phrase_words = [words(p) for p in phrases]
     phrase_words = [p for p in phrase_words if p]
     exact_words = set(words(scored)) if exact else set()
@@ -424,8 +419,8 @@ def query(
         return empty(f"offset {offset} is past the last result (there are {total})", total)
     weights = shard_set.idf(terms)
     results = [
-        attrs.evolve(result_for(passage, rank=offset + i, score=hit.score, shard=hit.shard, terms=weights,
-                                max_chars=max_chars, languages=languages), rerank_score=reranked_score)
+        result_for(passage, rank=offset + i, score=hit.score, shard=hit.shard, terms=weights,
+                   max_chars=max_chars, languages=languages, rerank_score=reranked_score)
         for i, ((hit, passage), reranked_score) in enumerate(zip(page, second, strict=True), start=1)
     ]
     end = offset + len(page)
@@ -468,96 +463,83 @@ def _merged_page(shard_set: SearchableShards, terms: list[str], filters: Filters
     """A page of passages, reranked by proximity (``index.proximity``), overlapping runs joined
     (``runs.merge_overlapping``), the number of matching units, and whether passages follow the page.
     Fetches more hits until the page is full. ``weights``: terms that weigh other than 1
-    (``analyzer.query_term_weights``)."""
+    (``analyzer.query_term_weights``). Only the page's rows are read as JSON (``passages``)."""
+    from episteme_core.search.passages import PassageRows
     from episteme_core.search.units import MERGED_CHARS, merge_overlapping
 
     need = offset + limit
     k = max(2 * need + 10, RERANK_DEPTH)
     bonuses: dict[tuple[str, int], float] = {}  # (shard, unit) -> proximity bonus, kept as k grows
+    read = PassageRows(shard_set, terms, shard_set.languages)
+    shown = filters if filters.facet_values() or filters.since is not None else None  # what shown_rows checks
     while True:
         hits, total = shard_set.search(terms, k, filters, **_weighing(weights))
-        rows = [shard_set.shard(hit.shard).shown_rows(hit, filters) for hit in hits]
-        texts: dict[tuple[str, int], dict[str, Any]] = {}
-        for hit, shown in zip(hits, rows, strict=True):
-            shard = shard_set.shard(hit.shard)
-            for row in shown:
-                if (hit.shard, row) not in texts:
-                    texts[(hit.shard, row)] = shard.row_json(row)
-        head = [[texts[(hit.shard, row)] for row in shown] for hit, shown in zip(hits[:RERANK_DEPTH], rows,
-                                                                                   strict=False)]
-        hits, rows = _reranked(hits, rows, head, terms, shard_set.languages, bonuses)
-        sizes = {key: len(row["text"]) for key, row in texts.items()}
-        runs = [[(hit.shard, row) for row in shown] for hit, shown in zip(hits, rows, strict=True)]
-        merged = merge_overlapping(runs, sizes.__getitem__, MERGED_CHARS)
+        runs = [[(hit.shard, hit.row)] if read.one_row(hit.shard, shown)
+                else [(hit.shard, row) for row in read.shard(hit.shard).shown_rows(hit, shown)]
+                for hit in hits]
+        hits, runs = _reranked(hits, runs, runs, read, bonuses)
+        merged = merge_overlapping(runs, read.size, MERGED_CHARS)
         if len(merged) > need or len(hits) >= total or k >= MAX_CHECKED:
             break
         k *= 2
-    page = _joined_page(hits, runs, texts, merged[offset : offset + limit])
+    page = _joined_page(hits, runs, read.json, merged[offset : offset + limit])
     return page, total, len(merged) > need or len(hits) < total
 
 
 def _joined_page(hits: list[Hit], runs: list[list[tuple[str, int]]],
-                 texts: dict[tuple[str, int], dict[str, Any]],
+                 row_of: Callable[[tuple[str, int]], dict[str, Any]],
                  merged: list[tuple[int, list[tuple[str, int]]]]) -> list[tuple[Hit, Passage]]:
     """Each joined passage (``runs.merge_overlapping``) as the hit of its best run and the passage
-    of its rows; where runs were joined, ``focus`` is the span of the best run's rows."""
+    of its rows (``row_of``: a row's JSON); where runs were joined, ``focus`` is the span of the best
+    run's rows."""
     page = []
     for rank, keys in merged:
-        chosen = [texts[key] for key in keys]
+        if len(keys) == 1:  # one chunk: the passage is its text
+            row = row_of(keys[0])
+            page.append((hits[rank], Passage(row["text"], [row], [0])))
+            continue
+        chosen = [row_of(key) for key in keys]
         offsets, at = [], 0
         for chunk in chosen:
             offsets.append(at)
             at += len(chunk["text"]) + 2
-        best = set(runs[rank])
-        inside = [i for i, key in enumerate(keys) if key in best]
         focus = None
-        if len(inside) < len(keys):  # joined: the best run's rows are consecutive in the passage
-            focus = (offsets[inside[0]], offsets[inside[-1]] + len(chosen[inside[-1]]["text"]))
-        page.append((hits[rank], Passage("\n\n".join(chunk["text"] for chunk in chosen), chosen, offsets,
-                                         focus)))
+        if len(keys) > 1:
+            best = set(runs[rank])
+            inside = [i for i, key in enumerate(keys) if key in best]
+            if len(inside) < len(keys):  # joined: the best run's rows are consecutive in the passage
+                focus = (offsets[inside[0]], offsets[inside[-1]] + len(chosen[inside[-1]]["text"]))
+        text = chosen[0]["text"] if len(chosen) == 1 else "\n\n".join(chunk["text"] for chunk in chosen)
+        page.append((hits[rank], Passage(text, chosen, offsets, focus)))
     return page
 
 
 def prose_factor(rows: list[dict[str, Any]], terms: set[str], languages: list[str]) -> float:
-    """What share of its score a passage keeps: 1, less where the query's words it holds sit in a
-    book's non-prose parts (contents, captions: ``NON_PROSE_KINDS``), down to ``NON_PROSE_WEIGHT``
-    when all of them do. Such lines hold a chapter's words in few characters, so BM25 alone ranks
-    them above the chapter."""
-    kinds = [(row.get("attributes") or {}).get("paragraphKind") in NON_PROSE_KINDS for row in rows]
-    if not any(kinds):
-        return 1.0
-    from episteme_core.search.proximity import matched_words
+    """What share of its score a passage keeps (``passages.prose_share``): less where the query's
+    words it holds sit in a book's non-prose parts."""
+    from episteme_core.search.passages import prose_factor as factor
 
-    counts = [len(matched_words(row["text"], terms, languages)) for row in rows]
-    found = sum(counts)
-    if not found:
-        return NON_PROSE_WEIGHT if all(kinds) else 1.0
-    prose = sum(count for count, marked in zip(counts, kinds, strict=True) if not marked)
-    return NON_PROSE_WEIGHT + (1 - NON_PROSE_WEIGHT) * prose / found
+    return factor(rows, terms, languages)
 
 
-def _reranked(hits: list[Hit], extra: list[Any], head: list[list[dict[str, Any]]], terms: list[str],
-              languages: list[str], cache: dict[tuple[str, int], float]) -> tuple[list[Hit], list[Any]]:
+def _reranked(hits: list[Hit], extra: list[Any], keys: list[list[tuple[str, int]]], read: PassageRows,
+              cache: dict[tuple[str, int], float]) -> tuple[list[Hit], list[Any]]:
     """``hits`` (best BM25 first) with the first ``RERANK_DEPTH`` scored again with their proximity
-    bonus (``head``: their passages' rows), best first, and times ``prose_factor`` (a book's contents
-    weigh less); ``extra`` (one item per hit) follows. ``cache`` keeps each unit's change of score
-    while a page fetches more hits."""
-    from episteme_core.search.proximity import reorder, text_bonus
+    bonus (``keys``: their passages' rows, read by ``read``), best first, and times the prose share
+    (a book's contents weigh less); ``extra`` (one item per hit) follows. ``cache`` keeps each
+    unit's change of score while a page fetches more hits."""
+    from episteme_core.search.proximity import reorder
 
-    wanted = set(terms)
     bonuses = []
     for i, hit in enumerate(hits[:RERANK_DEPTH]):
         key = (hit.shard, hit.unit)
-        if key not in cache:
-            bonus = text_bonus("\n\n".join(row["text"] for row in head[i]), wanted, languages)
-            factor = prose_factor(head[i], wanted, languages)
-            if factor != 1.0:
-                bonus = (hit.score + bonus) * factor - hit.score
-            cache[key] = bonus
-        bonuses.append(cache[key])
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = read.bonus(hit.score, keys[i])
+        bonuses.append(found)
     order = reorder([hit.score for hit in hits], bonuses)
-    rescored = [attrs.evolve(hits[i], score=hits[i].score + bonuses[i]) if i < len(bonuses) else hits[i]
-                for i in order]
+    rescored = [Hit(hit.score + bonuses[i], hit.chunk_id, hit.row, hit.shard, hit.unit)
+                if i < len(bonuses) and bonuses[i] else hit for i in order for hit in (hits[i],)]
     return rescored, [extra[i] for i in order]
 
 
@@ -569,25 +551,26 @@ def _checked(shard_set: SearchableShards, terms: list[str], required: list[str],
     is exact; whether passages follow the page. Candidates hold every required term; the best
     ``RERANK_DEPTH`` are reranked by proximity; their text is checked in score order, at most
     ``MAX_CHECKED`` of them."""
+    from episteme_core.search.passages import PassageRows
     from episteme_core.search.units import MERGED_CHARS, merge_overlapping
 
     hits, candidates = shard_set.search(terms, MAX_CHECKED, filters, required=required, **_weighing(weights))
-    head = [passage_of(shard_set.shard(hit.shard), hit, filters) for hit in hits[:RERANK_DEPTH]]
-    hits, known = _reranked(hits, [*head, *([None] * (len(hits) - len(head)))], [p.rows for p in head],
-                            terms, shard_set.languages, {})
+    read = PassageRows(shard_set, terms, shard_set.languages)
+    runs_of = [[(hit.shard, row) for row in read.shard(hit.shard).shown_rows(hit, filters)]
+               for hit in hits[:RERANK_DEPTH]]
+    hits, known = _reranked(hits, [*runs_of, *([None] * (len(hits) - len(runs_of)))], runs_of, read, {})
     holding: list[Hit] = []
     runs: list[list[tuple[str, int]]] = []
-    texts: dict[tuple[str, int], dict[str, Any]] = {}
     for hit, ready in zip(hits, known, strict=True):
-        shard = shard_set.shard(hit.shard)
-        passage = ready if ready is not None else passage_of(shard, hit, filters)
-        if _holds(passage.text, exact_words, phrases):
-            keys = [(hit.shard, row) for row in shard.shown_rows(hit, filters)]
-            texts.update(zip(keys, passage.rows, strict=True))
+        keys = ready if ready is not None else [
+            (hit.shard, row) for row in read.shard(hit.shard).shown_rows(hit, filters)]
+        rows = [read.json(key) for key in keys]
+        text = rows[0]["text"] if len(rows) == 1 else "\n\n".join(row["text"] for row in rows)
+        if _holds(text, exact_words, phrases):
             holding.append(hit)
             runs.append(keys)
-    merged = merge_overlapping(runs, lambda key: len(texts[key]["text"]), MERGED_CHARS)
-    page = _joined_page(holding, runs, texts, merged[offset : offset + limit])
+    merged = merge_overlapping(runs, lambda key: len(read.json(key)["text"]), MERGED_CHARS)
+    page = _joined_page(holding, runs, read.json, merged[offset : offset + limit])
     return page, len(holding), candidates <= MAX_CHECKED, len(merged) > offset + limit
 
 

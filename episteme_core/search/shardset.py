@@ -109,6 +109,8 @@ class ShardSet:
             hits, count = shard.ranked(terms, k, filters, required=required, idf=idf, **options)
             merged.extend(hits)
             total += count
+            if len(searched) == 1:
+                continue  # no shard after it to give a floor
             for hit in hits:
                 if len(best) < k:
                     heapq.heappush(best, hit.score)

@@ -91,6 +91,8 @@ def merge_overlapping(passages: Sequence[Sequence[Key]], size: Callable[[Key], i
     (before or after, as they lie) while the joined passage stays within ``cap`` characters, else it
     stands alone with only the chunks no kept passage holds. Returns (rank of the kept passage's best
     run, its chunks in reading order): no result repeats another's text."""
+    if all(len(chunks) == 1 for chunks in passages) and len({c[0] for c in passages}) == len(passages):
+        return [(rank, list(chunks)) for rank, chunks in enumerate(passages)]  # one chunk each, none shared
     kept: list[tuple[int, list[Key]]] = []
     chars: list[int] = []
     owner: dict[Key, int] = {}

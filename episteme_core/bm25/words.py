@@ -1,0 +1,52 @@
+"""The analysed words of each chunk's text, stored in its shard: what a query's rerank reads instead
+of the text.
+
+The proximity rerank (``search.proximity``) and the non-prose weighing (``query.prose_factor``) of a
+query's best passages need, for each chunk, the term of each word of its text (``analyzer.words``,
+stemmed as the index stems it), its text's length and whether it is one of a book's non-prose parts.
+Built once, with the shard, they cost a query a few array reads per candidate instead of parsing
+its stored JSON and analysing its text again. Arrays (section ``words``, layout ``LAYOUT``):
+
+- ``rowWords`` (u8, 2 rows + 1): for row ``r``, ``[2r]`` is where its words begin in ``wordTerms``,
+  ``[2r + 1]`` its text's length in characters times 2, plus 1 where its ``paragraphKind`` is one of
+  ``NON_PROSE_KINDS``, and ``[2r + 2]`` where the next row's words begin (one read gives all three);
+- ``wordTerms`` (u2, or u4 past 65,535 terms): each word's term, as its id in the shard's vocabulary.
+
+Only a shard of one language has them (every word's stem is then a term of its vocabulary); a
+shard built before them, or of several languages, is answered from its rows' text as before.
+"""
+
+from __future__ import annotations
+
+import array
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from episteme_core.records.trust import NON_PROSE_KINDS
+from episteme_core.text.analyzer import stem_words, words
+
+LAYOUT = 2  # shards meta ``layout``: 2 has the ``words`` section (absent: 1, before it)
+
+
+def word_arrays(views: Sequence[dict[str, Any]], language: str,
+                vocab: Sequence[str]) -> dict[str, tuple[str, bytes]]:
+    """The ``words`` section of a one-language shard over ``views`` (``fields.indexed`` rows, in row
+    order) whose sorted vocabulary is ``vocab``; empty when a word's term is not in it (never for
+    text the shard indexed: left to the text path rather than stored wrong)."""
+    position = dict(zip(vocab, range(len(vocab)), strict=True))
+    kind = "u2" if len(vocab) <= 0xFFFF else "u4"
+    terms = array.array("H" if kind == "u2" else "I")
+    rows = array.array("Q", [0])
+    for view in views:
+        text: str = view["text"]
+        try:
+            terms.extend(map(position.__getitem__, stem_words(words(text), language)))
+        except KeyError:
+            return {}
+        rows.append(2 * len(text) + (view.get("paragraphKind") in NON_PROSE_KINDS))
+        rows.append(len(terms))
+    if sys.byteorder == "big":  # pragma: no cover - the shard's arrays are little-endian
+        terms.byteswap()
+        rows.byteswap()
+    return {"rowWords": ("u8", rows.tobytes()), "wordTerms": (kind, terms.tobytes())}

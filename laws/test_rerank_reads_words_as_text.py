@@ -1,0 +1,67 @@
+"""RerankReadsWordsAsText: a query answered from the shards' stored words (``bm25.words``) gives the results, scores, snippets and citations it gives from its candidates' text."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import attrs
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from episteme_core.bm25.shards import open_shards
+from episteme_core.bm25.writer import index_home
+from episteme_core.records.evidence import Block, Document, Provenance, Section, Span, seal
+from episteme_core.search.query import query
+
+from ._retrieval_world import SHA, WORDS, commit_and_chunk, texts
+
+KINDS = (None, None, "contents", "caption", "boilerplate", "prose")
+
+
+@st.composite
+def documents(draw: Any) -> list[Document]:
+    """Documents and records (their paragraphs of random kinds: a book's contents weigh less)."""
+    out = []
+    for d in range(draw(st.integers(min_value=1, max_value=4))):
+        record = draw(st.booleans())
+        sections, position, number = [], 0, 0
+        for s, paragraphs in enumerate(draw(st.lists(st.lists(texts, min_size=1, max_size=4), min_size=1,
+                                                     max_size=3)), start=1):
+            blocks = []
+            for text in paragraphs:
+                number += 1
+                kind = draw(st.sampled_from(KINDS))
+                attributes = {"n": number, **({"paragraphKind": kind} if kind else {})} if record else {}
+                blocks.append(Block(id=f"b{number}", kind="paragraph", text=text, section_id=f"s{s}",
+                                    span=Span(position, position + len(text)), attributes=attributes))
+                position += len(text) + 2
+            sections.append(Section(id=f"s{s}", heading=f"Heading {s}", path=[f"Heading {s}"], blocks=blocks))
+        source = f"books:doc/{d}" if record else f"https://example.org/{d}"
+        out.append(seal(Document(
+            id="", source=source, source_kind="books" if record else "http", snapshot_id="c" * 64,
+            source_sha256=SHA, content_type="text/plain", document_type="record" if record else "text",
+            family="generic", authority="informative", title=source, status="ok", sections=sections,
+            provenance=Provenance("episteme", "0", "text", "1", "generic", "1", SHA, "b" * 64),
+            url=None if record else source,
+        )))
+    return out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(docs=documents(), term=st.lists(st.sampled_from(WORDS) | texts, min_size=1, max_size=3).map(" ".join),
+       limit=st.sampled_from([1, 3, 10]), max_chars=st.sampled_from([80, 300, 20_000]))
+def test_rerank_reads_words_as_text(docs, term, limit, max_chars) -> None:  # type: ignore[no-untyped-def]
+    with tempfile.TemporaryDirectory() as tmp:
+        home = commit_and_chunk(Path(tmp) / "home", docs, max_chars=200, overlap=30)
+        index_home(home)
+        stored = open_shards(home)
+        assert all(shard.words for shard in stored.shards)  # one language: every shard has its words
+        from_text = open_shards(home)
+        for shard in from_text.shards:
+            shard.words = False  # as a shard built before them: the rerank reads the rows' text
+        for quoted in (term, f'"{term}"'):
+            kwargs: dict[str, Any] = {"limit": limit, "max_chars": max_chars}
+            assert attrs.asdict(query(home, quoted, shard_set=stored, **kwargs)) == attrs.asdict(
+                query(home, quoted, shard_set=from_text, **kwargs))
