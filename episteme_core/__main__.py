@@ -4,7 +4,7 @@ noted, then it cancels the command: exit 143 or 130, ``CANCELLED``)."""
 
 # The C module, not ``signal``: that one imports ``enum`` (milliseconds of Python code) before a
 # handler could be set, and a SIGINT meanwhile would be a traceback through this file.
-import _signal
+import _signal  # type: ignore[import-not-found]  # CPython's C module: no stub
 
 _pending: list[str] = []
 
