@@ -68,8 +68,14 @@ def scores_numpy(tf: Any, norms: Any, term_idf32: Any) -> Any:
 class Collection:
     """The statistics a query scores against: the live units of the shards it searches, their tokens
     (length), and each query term's live document frequency. ``tokens`` is None when a shard does
-    not record its units' lengths (built before they were stored)."""
+    not record its units' lengths (built before they were stored).
+
+    ``lengths`` holds the live units and tokens of each kind of source (a shard's ``source``: files,
+    books, claude, ...): a unit's length is normalised against the average of its own kind (a chat
+    turn is not a spec section), the idf against every unit. Both are sums over the shards, so they
+    do not depend on how a kind's units were cut into shards."""
 
     units: int
     tokens: int | None
     df: Mapping[str, int]
+    lengths: Mapping[str, tuple[int, int | None]] = attrs.field(factory=dict)

@@ -433,15 +433,18 @@ class Shard:
             stored_df = stop - start
             if collection is None:
                 units, tokens, df = self.units, self.tokens, stored_df - self._deleted_in(start, stop)
+                kind_units, kind_tokens = units, tokens
             else:
-                units, tokens = collection.units, collection.tokens
+                units = collection.units
                 given = collection.df.get(term)
                 df = stored_df - self._deleted_in(start, stop) if given is None else given
+                kind_units, kind_tokens = collection.lengths.get(self.source, (units, collection.tokens))
             again = None
-            if (self._rescorable and tokens is not None and units > 0
-                    and (units, tokens, df) != (self.unit_count, self.unit_tokens, stored_df)):
+            if (self._rescorable and kind_tokens is not None and units > 0 and kind_units > 0
+                    and (units, df, kind_units, kind_tokens)
+                    != (self.unit_count, stored_df, self.unit_count, self.unit_tokens)):
                 base = lucene.idf(units, df)
-                again = (lucene.idf32(units, df), tokens / units)
+                again = (lucene.idf32(units, df), kind_tokens / kind_units)
             else:
                 base = bm25_idf(self.unit_count, stored_df)
             factor = None
@@ -613,14 +616,21 @@ class Bm25ShardSet(ShardSet):
 
 def collection_of(terms: Sequence[str], shards: Sequence[Any]) -> Collection:
     """The statistics of ``shards`` taken as one index, for ``terms``: live units, their tokens
-    (None when a shard does not record its lengths), each term's live document frequency."""
+    (None when a shard does not record its lengths), each term's live document frequency, and the
+    live units and tokens of each kind of source (the average length a unit is normalised by)."""
     from episteme_core.bm25.lucene import Collection
 
-    tokens = [getattr(shard, "tokens", None) for shard in shards]
+    def summed(group: Sequence[Any]) -> tuple[int, int | None]:
+        tokens = [getattr(shard, "tokens", None) for shard in group]
+        total = None if any(t is None for t in tokens) else sum(t for t in tokens if t is not None)
+        return sum(shard.units for shard in group), total
+
+    units, tokens = summed(shards)
+    kinds = sorted({str(shard.source) for shard in shards})
     return Collection(
-        units=sum(shard.units for shard in shards),
-        tokens=None if any(t is None for t in tokens) else sum(t for t in tokens if t is not None),
+        units=units, tokens=tokens,
         df={term: sum(shard.document_frequency(term) for shard in shards) for term in sorted(set(terms))},
+        lengths={kind: summed([s for s in shards if str(s.source) == kind]) for kind in kinds},
     )
 
 

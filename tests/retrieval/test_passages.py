@@ -81,13 +81,13 @@ def test_overlapping_runs_merge_within_the_cap() -> None:
 
 
 def test_scores_of_different_shards_compare(build) -> None:  # type: ignore[no-untyped-def]
-    """Units of equal text and length in two shards score alike: idf and the average length are
-    taken over both (here the two shards' own averages differ: alone, they would not)."""
+    """Units of equal text and length in two shards of two kinds whose units are as long on average
+    score alike: the idf is taken over both (a unit's length is normalised by its own kind's
+    average, ``bm25.lucene.Collection``)."""
     same = "harpoon line boat oar"
     root = build([
         make_document("book:c/x", [("x", [same])], kind="books", document_type="record"),
-        make_document("book:c/y", [("y", ["dune sand wind sun and a long tail of words"])], kind="books",
-                      document_type="record"),
+        make_document("book:c/y", [("y", ["dune sand wind sun"])], kind="books", document_type="record"),
         make_document("book:c/z", [("z", ["rock moss fern tree"])], kind="books", document_type="record"),
         make_document("book:c/a", [("a", [same])], kind="chats", document_type="record"),
     ])
