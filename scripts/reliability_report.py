@@ -67,6 +67,26 @@ HOSTILE = [
      ["tests/reliability/test_warc_lengths.py"]),
     ("1 MB of a backtracking run for each pattern applied to source text", "linear: under 2 s each",
      ["tests/reliability/test_linear_patterns.py"]),
+    ("a book, sidecar, transcript, sub-agent file or intent.md swapped for a FIFO or symlink after its "
+     "check, or grown past the bound",
+     "that file skipped (intent: INVALID_INPUT) at once; never a hang, the link's target, or more than "
+     "the bound read",
+     ["tests/personal/test_hostile_files.py::test_a_book_swapped_for_a_fifo_after_its_check_is_refused_at_once",
+      "tests/personal/test_hostile_files.py::test_a_book_swapped_for_a_symlink_after_its_check_is_not_followed",
+      "tests/personal/test_hostile_files.py::test_a_book_grown_past_the_bound_after_its_check_is_never_read_past_it",
+      "tests/personal/test_hostile_files.py::test_the_descriptor_reads_no_more_than_the_size_it_was_checked_at",
+      "tests/personal/test_hostile_files.py::test_the_shared_open_refuses_fifos_symlinks_folders_and_large_files",
+      "tests/personal/test_hostile_files.py::test_a_sidecar_swapped_for_a_fifo_is_not_read",
+      "tests/personal/test_hostile_files.py::test_an_intent_swapped_for_a_fifo_after_its_check_is_refused",
+      "tests/personal/test_hostile_files.py::test_an_intent_swapped_for_a_symlink_after_its_check_is_refused",
+      "tests/personal/test_hostile_files.py::test_a_session_swapped_for_a_fifo_after_its_check_is_skipped",
+      "tests/personal/test_hostile_files.py::test_a_subagent_file_swapped_for_a_symlink_after_its_check_is_not_followed"]),
+    ("a symlinked session or subagents folder under --projects",
+     "not followed, skipped with a warning naming it; nothing from outside stored or found",
+     ["tests/personal/test_hostile_files.py::test_a_symlinked_session_folder_is_skipped_and_its_subagents_never_found"]),
+    ("a Claude session whose id passes 1,024 characters (long or non-UTF-8 names)",
+     "that session skipped with a warning naming it; the rest stored",
+     ["tests/personal/test_hostile_files.py::test_a_session_whose_id_is_too_long_is_skipped_and_the_rest_stored"]),
 ]
 
 
