@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import select
 import socket
 import subprocess
 import sys
@@ -23,6 +22,7 @@ import pytest
 
 from episteme_core.serve.connections import BUSY_REPLY, ConnectionLimits, guarded_protocol
 
+from .attack import closed as _closed
 from .conftest import Served, mcp_call
 
 IDLE, SLOW = 300, 100  # well past the default bounds (72 per address, 144 in all)
@@ -36,18 +36,6 @@ def _connect(port: int, source: str = "127.0.0.1") -> socket.socket:
     sock.bind((source, 0))
     sock.connect(("127.0.0.1", port))
     return sock
-
-
-def _closed(sock: socket.socket) -> bool:
-    """True once the server has closed ``sock`` (its end of file, or a reset, has arrived); what it
-    sent before is read and dropped."""
-    while select.select([sock], [], [], 0)[0]:
-        try:
-            if not sock.recv(1 << 16):
-                return True
-        except OSError:
-            return True
-    return False
 
 
 def _wait_closed(socks: list[socket.socket], bound: float = BOUND) -> list[bool]:
