@@ -177,7 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="envs at once (default: cores)")
     parser.add_argument("--every", type=float, default=60.0, help="seconds between progress lines")
     parser.add_argument("--discover", action="append", default=[], help="an interpreter for tox to use")
-    parser.add_argument("--tox", default=str(Path(sys.executable).parent / "tox"), help="the tox to run")
+    parser.add_argument("--tox", default=None,
+                        help="the tox executable to run (default: this Python's tox module, `python -m tox`, "
+                             "which works wherever the venv was copied, unlike bin/tox's fixed first line)")
     args, extra = parser.parse_known_args(argv)
     config = tox_config()
     names = [n for group in args.env for n in group.split(",") if n] or default_envs(config)
@@ -193,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     order = sorted(names, key=lambda n: -float(previous.get(n, float("inf"))))
     envs = [Env(name, description(config, name), tuple(d for d in depends(config, name) if d in names))
             for name in order]
-    tox = [args.tox, *[item for path in args.discover for item in ("--discover", path)]]
+    tox = [*([args.tox] if args.tox else [sys.executable, "-m", "tox"]), *[item for path in args.discover for item in ("--discover", path)]]
     began = time.monotonic()
     say(began, f"{len(envs)} env(s), {args.jobs} at a time: {', '.join(order)}; "
                f"each env's whole output goes to {logs.relative_to(ROOT)}/ENV.log")
