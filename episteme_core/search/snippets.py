@@ -7,7 +7,8 @@ it more often or more densely (measured on the dev set, docs/benchmarks.md: a bo
 250 characters pulled windows onto a run of repeated words). The best run of matches within half of
 ``max_chars`` is shown centred: half the room left goes before it, from the start of a sentence,
 half after it, so the words around the matches (where the answer often is) are shown too; the end
-falls at a word. Near the passage's end the window takes the whole budget.
+falls at a word. Near the passage's end the window takes the whole budget. A table row (a line
+holding a tab) counts as a sentence, so a window opens at the start of the row it shows first.
 """
 
 from __future__ import annotations
@@ -54,13 +55,22 @@ def _window_score(matches: list[tuple[int, int, str, float]], lo: int, hi: int) 
 
 
 def _boundary_before(text: str, position: int, floor: int) -> int:
-    """The start of the sentence holding ``position`` (not before ``floor``), else a word start."""
+    """The start of the sentence holding ``position`` (not before ``floor``), else a word start.
+
+    A table row is a unit as a sentence is: when the line holding ``position`` holds a tab (how
+    extractors lay out a table's cells), the line's start is a boundary too, so a snippet never
+    opens in the middle of a row (its first cells are often what a question asks for)."""
     window = text[floor:position]
     best = -1
     for end in _SENTENCE_ENDS:
         found = window.rfind(end)
         if found >= 0:
             best = max(best, found + len(end))
+    line = text.rfind("\n", floor, position) + 1
+    if line > floor:
+        line_end = text.find("\n", position)
+        if "\t" in text[line : line_end if line_end >= 0 else len(text)]:
+            best = max(best, line - floor)
     if best >= 0:
         start = floor + best
         while start < position and text[start].isspace():

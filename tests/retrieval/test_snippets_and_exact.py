@@ -65,6 +65,25 @@ def test_of_equal_runs_of_matches_the_window_takes_the_later() -> None:
     assert answer in text[start:end] and end - start <= 200
 
 
+def test_a_window_opens_at_the_start_of_a_table_row() -> None:
+    # rows of tab-separated cells (how the PDF extractor lays out a table) with no sentence ends:
+    # the row's first cells (an id, a date) are part of what the matches in its last cell belong to
+    rows = [f"ID{n:04d}\t0{n % 9 + 1}/1{n % 9}/2019\tCARD\tSTAFF TRAVEL FOR M BERG TO CITY {n}\t{n}.00"
+            for n in range(60)]
+    rows[40] = "ID0040\t05/28/2019\tCARD\tTRAIN FARE FOR THE SENATOR TO NEW YORK AND RETURN\t618.00"
+    text = "\n".join(rows)
+    stem = stemmer("english")
+    weights = {stem("train"): 3.0, stem("fare"): 2.0, stem("york"): 2.0}
+    start, end = best_window(text, weights, 400)
+    assert text[start:end].startswith("ID0040\t05/28/2019") or "\nID0040\t05/28/2019" in text[start:end]
+    assert start == 0 or text[start - 1] == "\n"  # never in the middle of a row
+    # prose lines (no tab) stay sentence-aligned: a wrapped line's start is not a boundary
+    prose = ("The crew worked all day on the deck and\nthe mate said little. " * 20
+             + "At last the\ntrain fare to New York was paid. " + "Nothing else happened. " * 30)
+    start, _ = best_window(prose, weights, 300)
+    assert prose[start - 2 : start] == ". "
+
+
 def test_windows_are_bounded_and_verbatim() -> None:
     text = "word " * 1000
     for max_chars in (80, 81, 1200):
