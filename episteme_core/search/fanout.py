@@ -39,6 +39,11 @@ class FannedShards:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
+    @property
+    def fanned_from(self) -> Any:
+        """The set whose shards this one searches on the workers."""
+        return self._inner
+
     def search(self, query: str | Sequence[str], k: int, filters: Filters | None = None, *,
                required: Sequence[str] = (),
                weights: Mapping[str, float] | None = None) -> tuple[list[Hit], int]:

@@ -173,6 +173,13 @@ def check_since(value: str | None) -> str | None:
     return value
 
 
+def _kernel_analysis(shard_set: Any) -> bool:
+    """True when ``shard_set`` analyses a query as the kernel's ``ShardSet`` does: it is one, or it
+    fans one out (``FannedShards``, whose class delegates every attribute to the set it wraps)."""
+    target = getattr(shard_set, "fanned_from", shard_set)
+    return getattr(type(target), "terms", None) is ShardSet.terms
+
+
 def parse_term(text: str) -> tuple[str, list[str]]:
     """The words to score and the quoted phrases of a ``--term`` (an unmatched quote quotes the rest)."""
     import re
@@ -376,7 +383,7 @@ def query(
     languages = shard_set.languages
     weighed = query_term_weights(scored, languages)  # every query term (``query_terms_for``), weighed
     # the kernel's set analyses a query as the weights do: its terms are theirs (one analysis, not two)
-    terms = list(weighed) if type(shard_set).terms is ShardSet.terms else shard_set.terms(scored)
+    terms = list(weighed) if _kernel_analysis(shard_set) else shard_set.terms(scored)
     term_weights = {term: weight for term, weight in weighed.items() if weight != 1.0 and term in terms}
     phrase_words = [words(p) for p in phrases]
     phrase_words = [p for p in phrase_words if p]
