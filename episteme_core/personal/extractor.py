@@ -62,16 +62,25 @@ class RecordExtractor:
 
     def extract(self, request: ExtractRequest) -> Document:
         from episteme_core.extract.builder import DocumentBuilder
-        from episteme_core.personal.model import record_from_bytes
+        from episteme_core.personal.model import FORGOTTEN_KIND
+        from episteme_core.personal.record_reader import open_record
 
-        builder = DocumentBuilder(
-            request, extractor=NAME, extractor_version=VERSION, document_type=DOCUMENT_TYPE
-        )
-        try:
-            record = record_from_bytes(request.content, source=f"snapshot {request.record.id}")
-        except EpistemeError as exc:
-            builder.fail("RECORD_INVALID", exc.message)
+        def new_builder() -> DocumentBuilder:
+            return DocumentBuilder(request, extractor=NAME, extractor_version=VERSION,
+                                   document_type=DOCUMENT_TYPE)
+
+        def failed(message: str) -> Document:
+            builder = new_builder()
+            builder.fail("RECORD_INVALID", message)
             return builder.build()
+
+        builder = new_builder()
+        source = f"snapshot {request.record.id}"
+        try:
+            stored = open_record(request.content, source=source)
+        except EpistemeError as exc:
+            return failed(exc.message)
+        record = stored.head  # every field but the paragraphs, which are read one at a time
         if record.id != request.record.source:
             builder.diagnose(
                 "RECORD_ID_MISMATCH", "warning",
@@ -82,26 +91,29 @@ class RecordExtractor:
             "recordId": record.id,
             "recordSource": record.source,
             "recordTime": record.time,
-            "paragraphs": len(record.paragraphs),
+            "paragraphs": stored.count,
         }
         language = record_language(record.metadata)
         if language:
             builder.attributes["language"] = language
         builder.open_section(builder.title, 1)
         kinds = declared_block_kinds()
-        from episteme_core.personal.model import FORGOTTEN_KIND
-
-        for paragraph in record.paragraphs:
-            if paragraph.kind == FORGOTTEN_KIND:
-                continue  # ``forget`` took its text: nothing of it is evidence
-            attributes = {**paragraph.attributes, "n": paragraph.n, "paragraphKind": paragraph.kind}
-            if paragraph.marked:
-                attributes["marked"] = True
-            builder.add_block(
-                block_kind(kinds, record.source, paragraph.kind),
-                paragraph.text,
-                anchor=str(paragraph.n),
-                time=paragraph.time or record.time,
-                attributes=attributes,
-            )
+        try:
+            for paragraph in stored.paragraphs():
+                if paragraph.kind == FORGOTTEN_KIND:
+                    continue  # ``forget`` took its text: nothing of it is evidence
+                attributes = {**paragraph.attributes, "n": paragraph.n, "paragraphKind": paragraph.kind}
+                if paragraph.marked:
+                    attributes["marked"] = True
+                builder.add_block(
+                    block_kind(kinds, record.source, paragraph.kind),
+                    paragraph.text,
+                    anchor=str(paragraph.n),
+                    time=paragraph.time or record.time,
+                    attributes=attributes,
+                )
+                if builder.full:  # a bound of the document was reached: the rest is dropped
+                    break
+        except EpistemeError as exc:  # a paragraph failed its checks: the record is invalid
+            return failed(exc.message)
         return builder.build()

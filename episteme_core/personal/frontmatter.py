@@ -54,7 +54,7 @@ def kinds(paragraphs: Sequence[str]) -> list[str]:
             continue
         if out[index] != TEXT:
             continue
-        if in_contents and _entry(text) and _key(text) in starts.get(index, ()):
+        if in_contents and _entry(text) and starts.get(index) == _key(text):
             out[index] = CONTENTS
         else:
             in_contents = False
@@ -102,9 +102,10 @@ def _key(text: str) -> str:
     return _NOT_WORD.sub("", text.casefold())
 
 
-def _later_starts(paragraphs: Sequence[str]) -> dict[int, set[str]]:
-    """For each short paragraph, the keys of the paragraphs after it that start with its words (only
-    short paragraphs are looked up, so this stays one pass over the book's starts)."""
+def _later_starts(paragraphs: Sequence[str]) -> dict[int, str]:
+    """For each short paragraph whose key a later paragraph starts with, that key (only short
+    paragraphs are looked up, so this stays one pass over the book's starts; one string per entry,
+    not a set of one: a book of a million short paragraphs held a million sets)."""
     entries = {i: _key(text) for i, text in enumerate(paragraphs) if _entry(text)}
     wanted = {key for key in entries.values() if key}
     if not wanted:
@@ -117,4 +118,4 @@ def _later_starts(paragraphs: Sequence[str]) -> dict[int, set[str]]:
             head = key[:size]
             if head in wanted:
                 last_at[head] = index
-    return {i: {key} for i, key in entries.items() if key and last_at.get(key, -1) > i}
+    return {i: key for i, key in entries.items() if key and last_at.get(key, -1) > i}

@@ -22,7 +22,7 @@ from episteme_core.capture import manifest, urls
 from episteme_core.chunking import layout
 from episteme_core.cli import envelope
 from episteme_core.extract import html, pdf_headings, text, xml
-from episteme_core.personal import books, claude, frontmatter, intent, model, plaintext
+from episteme_core.personal import books, claude, frontmatter, intent, model, plaintext, record_reader
 from episteme_core.records import canonical
 from episteme_core.stages import diff
 from episteme_core.text import analyzer
@@ -86,6 +86,9 @@ def _cases() -> list[Case]:
         Case("personal/model.py: id encoding", model._ENCODE, "sub"),
         Case("personal/claude.py: escaped surrogates in transcript lines", claude._SURROGATE_ESCAPE,
              "search"),
+        Case("personal/record_reader.py: a flat paragraph object", record_reader._FLAT_OBJECT, "match",
+             ("{", '{"', '{"a":{', '{"a":{"', '{"a":"\\')),
+        Case("personal/record_reader.py: JSON tokens", record_reader._TOKEN, "finditer", ("", '"', '"\\')),
         Case("personal/plaintext.py: code fences", plaintext._FENCE, "match", ("", " ")),
         Case("personal/plaintext.py: undecodable bytes", plaintext._ESCAPED, "search"),
         Case("personal/books.py: Gutenberg start line", books._START, "search",
@@ -257,6 +260,7 @@ NOT_SOURCE_TEXT_FILES = {  # files whose patterns read only names, ids, options,
 LINEAR_BY_CONSTRUCTION = {
     "episteme_core/capture/manifest.py": {"FAMILY_PATTERN"},
     "episteme_core/capture/manual.py": {"_HEX_PAIR"},
+    "episteme_core/personal/record_reader.py": {"_SPACE"},
     "plugins/episteme-git/episteme_git/repo.py": {"_SHA"},
     "plugins/episteme-graph/episteme_graph/dates.py": {"_PART"},
     "plugins/episteme-graph/episteme_graph/export/chunks.py": {"_EMOJI"},
