@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -46,32 +47,43 @@ class Record:
     id: str
     source: str
     time: str | None
-    paragraphs: list[Paragraph]
+    paragraphs: Sequence[Paragraph]  # a list, or a book's ``personal.spans.SpanParagraphs``
     title: str | None = None
     metadata: dict[str, Any] = attrs.field(factory=dict)
     content_trust: str = CONTENT_TRUST
     schema_version: str = RECORD_SCHEMA_VERSION
 
     def to_bytes(self) -> bytes:
-        """The canonical bytes stored as the snapshot's content: the record's canonical JSON, its
-        paragraphs encoded one at a time (a record of a million paragraphs never becomes one tree of
-        dicts in memory, nor one string beside its bytes)."""
-        import io
+        """The canonical bytes stored as the snapshot's content (``iter_bytes`` joined)."""
+        return b"".join(self.iter_bytes())
 
+    def iter_bytes(self, piece_bytes: int = 1 << 20) -> Iterator[bytes | memoryview]:
+        """The record's canonical JSON in pieces of about ``piece_bytes``, its paragraphs encoded one
+        at a time: a record of a million paragraphs never becomes one tree of dicts in memory, and
+        a writer that hashes and writes each piece (``SnapshotWriter.put_stream``) never holds the
+        record's bytes whole."""
         from episteme_core.records.convert import unstructure
 
         head = canonical_bytes(unstructure(attrs.evolve(self, paragraphs=[])))
         # "paragraphs" is the last key that can hold an object: the keys after it (schemaVersion,
         # source, time, title) are strings, whose quotes are escaped, so the last match is ours.
         at = head.rindex(b'"paragraphs":[]') + len(b'"paragraphs":[')
-        out = io.BytesIO()
-        out.write(head[:at])
+        piece = bytearray(head[:at])
         for index, paragraph in enumerate(self.paragraphs):
             if index:
-                out.write(b",")
-            out.write(canonical_bytes(unstructure(paragraph))[:-1])
-        out.write(head[at:])
-        return out.getvalue()
+                piece += b","
+            encoded = memoryview(canonical_bytes(unstructure(paragraph)))[:-1]  # less its newline
+            if len(encoded) >= piece_bytes:  # a large paragraph goes out as it is, never copied
+                yield bytes(piece)
+                piece.clear()
+                yield encoded
+                continue
+            piece += encoded
+            if len(piece) >= piece_bytes:
+                yield bytes(piece)
+                piece.clear()
+        piece += head[at:]
+        yield bytes(piece)
 
     def paragraph(self, n: int) -> Paragraph:
         """Paragraph ``n`` (1-based) or ``INVALID_INPUT``."""
@@ -99,18 +111,17 @@ def build_record(
     id: str,
     source: str,
     time: str | None,
-    paragraphs: list[Paragraph],
+    paragraphs: Sequence[Paragraph],
     title: str | None = None,
     metadata: dict[str, Any] | None = None,
 ) -> Record:
     """A record with its paragraphs numbered 1..N in the order given (ids checked)."""
     check_record_id(id)
-    numbered: list[Paragraph] = []
-    for index, item in enumerate(paragraphs, start=1):  # already numbered: kept, not copied
-        numbered.append(item if item.n == index else attrs.evolve(item, n=index))
-    return Record(
-        id=id, source=source, time=time, paragraphs=numbered, title=title, metadata=metadata or {}
-    )
+    numbered = [
+        item if item.n == index else attrs.evolve(item, n=index)  # numbered: kept, not copied
+        for index, item in enumerate(paragraphs, start=1)
+    ]
+    return Record(id=id, source=source, time=time, paragraphs=numbered, title=title, metadata=metadata or {})
 
 
 def check_record_id(value: str) -> str:

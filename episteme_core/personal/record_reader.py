@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import attrs
 
@@ -52,7 +52,7 @@ class StoredRecord:
     _data: bytes
     _source: str
     _spans: array[int] | None = None  # (start, end) byte offsets of each paragraph object
-    _parsed: list[Paragraph] | None = None  # the whole record's, where the bytes were read whole
+    _parsed: Sequence[Paragraph] | None = None  # the whole record's, where the bytes were read whole
 
     def paragraphs(self) -> Iterator[Paragraph]:
         """The paragraphs in order. A paragraph that fails its checks raises the error reading the

@@ -91,7 +91,8 @@ def save_records(
     the run is ``allowing_forgotten``. Call inside ``with ctx.writing():``.
     """
     from episteme_core.personal.model import redact_record
-    from episteme_core.stages.snapshots import SnapshotWriter, forgotten_allowed, make_identity
+    from episteme_core.records.storage import SnapshotIdentity
+    from episteme_core.stages.snapshots import SnapshotWriter, forgotten_allowed
 
     report = SaveReport()
     with SnapshotWriter(home, command) as writer:  # a failure removes the blobs and objects it wrote
@@ -105,26 +106,32 @@ def save_records(
             forgotten = set() if forgotten_allowed() else writer.forgotten().paragraphs(record.id)
             if forgotten:
                 cleaned = redact_record(record, forgotten)
-                report.redacted += sum(1 for a, b in zip(record.paragraphs, cleaned.paragraphs, strict=True)
-                                       if a is not b)
+                report.redacted += sum(
+                    1 for a, b in zip(record.paragraphs, cleaned.paragraphs, strict=True) if a != b
+                )
                 record = cleaned
             previous = writer.latest(record.id)
             old: Record | None = None
             if merge is not None and previous is not None and is_record(previous):
                 old = load_record(writer.catalog, previous)
                 record = merge(old, record)
-            data = record.to_bytes()
-            identity = make_identity(
-                record.source, record.id, data, content_type=RECORD_CONTENT_TYPE, charset="utf-8"
-            )
-            if previous is not None and previous.id == identity.snapshot_id:
-                report.unchanged.append(record.id)
-                continue
-            writer.observe(
-                identity,
-                data,
-                attributes=summary_attributes(record),
-            )
+            with writer.incoming() as blob:  # the bytes go to the blob file as they are encoded
+                for piece in record.iter_bytes():
+                    blob.write(piece)
+                identity = SnapshotIdentity(
+                    capture_kind=record.source,
+                    source=record.id,
+                    final_url=None,
+                    content_type=RECORD_CONTENT_TYPE,
+                    charset="utf-8",
+                    byte_length=blob.length,
+                    content_sha256=blob.sha256,
+                )
+                if previous is not None and previous.id == identity.snapshot_id:
+                    report.unchanged.append(record.id)
+                    continue
+                blob.keep()
+            writer.observe(identity, attributes=summary_attributes(record))
             report.captured.append(record.id)
             report.paragraphs += len(record.paragraphs)
             if old is not None:

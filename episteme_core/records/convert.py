@@ -59,7 +59,20 @@ def get_converter() -> cattrs.Converter:
             cls, conv, _cattrs_forbid_extra_keys=True, **_renames(cls)
         ),
     )
+    # a field typed ``Sequence[T]`` (a record's paragraphs: a list, or spans of a text) is read back
+    # from JSON as a list, as a ``list[T]`` field is (cattrs would make a tuple)
+    conv.register_structure_hook_factory(
+        _is_abstract_sequence,
+        lambda hint: conv.get_structure_hook(list[hint.__args__[0]]),  # type: ignore[name-defined]
+    )
     return conv
+
+
+def _is_abstract_sequence(hint: Any) -> bool:
+    import collections.abc
+    import typing
+
+    return typing.get_origin(hint) is collections.abc.Sequence and len(typing.get_args(hint)) == 1
 
 
 def __getattr__(name: str) -> Any:

@@ -480,44 +480,31 @@ class SnapshotWriter:
 
         The copy is hashed as it is written; a file that changes while being read is refused.
         """
-        self.blobs.root.mkdir(parents=True, exist_ok=True)
-        temp = temp_path_for(self.blobs.root / "incoming")
-        digest = hashlib.sha256()
-        total = 0
-        try:
-            from episteme_core.records.inputs import open_regular
+        from episteme_core.records.inputs import open_regular
 
+        with self.incoming() as blob:
             fd = open_regular(path, follow_symlinks=False)  # never blocks on a FIFO swapped in
-            with open(fd, "rb") as source, open(temp, "xb") as out:
+            with open(fd, "rb") as source:
                 while chunk := source.read(_CHUNK):
-                    total += len(chunk)
-                    if max_bytes is not None and total > max_bytes:
+                    if max_bytes is not None and blob.length + len(chunk) > max_bytes:
                         raise EpistemeError(
-                            "LIMIT_EXCEEDED", f"{path}: larger than {max_bytes} bytes",
-                            details={"path": str(path), "bytes": total, "limit": max_bytes},
+                            "LIMIT_EXCEEDED",
+                            f"{path}: larger than {max_bytes} bytes",
+                            details={
+                                "path": str(path),
+                                "bytes": blob.length + len(chunk),
+                                "limit": max_bytes,
+                            },
                             hint="raise --max-bytes if this file is expected",
                         )
-                    digest.update(chunk)
-                    out.write(chunk)
-                out.flush()
-                fault("temp-written")
-                sync_file(out.fileno())
-            sha = digest.hexdigest()
-            target = self.blobs.path_for(sha)
-            if target.exists():
-                self._check_blob(sha, total)
-                return sha, total
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fault("before-blob-write")
-            os.replace(temp, target)
-            fault("after-blob-write")
-            self._created.append(target)
-            self._verified.add(sha)
-            sync_after_rename(target.parent)
-            return sha, total
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                temp.unlink()
+                    blob.write(chunk)
+            blob.keep()
+            return blob.sha256, blob.length
+
+    def incoming(self) -> IncomingBlob:
+        """A blob written in pieces and hashed as it goes (never held whole in memory): ``keep()``
+        stores it; leaving the ``with`` block without keeping it removes what was written."""
+        return IncomingBlob(self)
 
     def _check_blob(self, sha: str, length: int) -> None:
         """An existing blob must still hold its bytes; tampering is refused, never papered over."""
@@ -747,3 +734,54 @@ __all__ = [
     "read_catalog",
     "utc_now",
 ]
+
+
+class IncomingBlob:
+    """A blob on its way into a writer's store: a temporary file in ``blobs/incoming`` hashed as its
+    pieces are written. Its digest and length are known once the last piece is in, before anything
+    is stored, so a caller can compare them with what is stored and not keep an unchanged blob."""
+
+    def __init__(self, writer: SnapshotWriter) -> None:
+        self._writer = writer
+        writer.blobs.root.mkdir(parents=True, exist_ok=True)
+        self._temp = temp_path_for(writer.blobs.root / "incoming")
+        self._out = open(self._temp, "xb")  # noqa: SIM115 - closed by keep() or __exit__
+        self._digest = hashlib.sha256()
+        self.length = 0
+
+    def write(self, piece: bytes | bytearray | memoryview) -> None:
+        self._digest.update(piece)
+        self._out.write(piece)
+        self.length += len(piece)
+
+    @property
+    def sha256(self) -> str:
+        return self._digest.hexdigest()
+
+    def keep(self) -> None:
+        """Store the blob (once: an existing one is checked instead) and let the writer own it."""
+        writer = self._writer
+        self._out.flush()
+        fault("temp-written")
+        sync_file(self._out.fileno())
+        self._out.close()
+        sha, total = self.sha256, self.length
+        target = writer.blobs.path_for(sha)
+        if target.exists():
+            writer._check_blob(sha, total)
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fault("before-blob-write")
+        os.replace(self._temp, target)
+        fault("after-blob-write")
+        writer._created.append(target)
+        writer._verified.add(sha)
+        sync_after_rename(target.parent)
+
+    def __enter__(self) -> IncomingBlob:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._out.close()
+        with contextlib.suppress(FileNotFoundError):
+            self._temp.unlink()

@@ -21,13 +21,52 @@ PARAGRAPHS = st.builds(Paragraph, n=st.integers(1, 5), text=TEXT,
 
 
 @settings(max_examples=150, deadline=None)
-@given(paragraphs=st.lists(PARAGRAPHS, max_size=5), title=st.none() | TEXT,
-       metadata=st.dictionaries(TEXT, VALUES, max_size=3))
-def test_record_bytes_are_its_canonical_json(paragraphs: list[Paragraph], title: str | None,
-                                             metadata: dict[str, object]) -> None:
-    record = Record(id="book:a/b", source="books", time=None, paragraphs=paragraphs, title=title,
-                    metadata=metadata)
-    assert record.to_bytes() == canonical_bytes(unstructure(record))
+@given(
+    paragraphs=st.lists(PARAGRAPHS, max_size=5),
+    title=st.none() | TEXT,
+    metadata=st.dictionaries(TEXT, VALUES, max_size=3),
+    piece_bytes=st.integers(1, 400),
+)
+def test_record_bytes_are_its_canonical_json(
+    paragraphs: list[Paragraph], title: str | None, metadata: dict[str, object], piece_bytes: int
+) -> None:
+    """Whole, and in pieces of any size (what ``save_records`` hashes and writes to the blob file;
+    a paragraph larger than a piece goes out on its own), the bytes are the canonical JSON."""
+    record = Record(
+        id="book:a/b", source="books", time=None, paragraphs=paragraphs, title=title, metadata=metadata
+    )
+    expected = canonical_bytes(unstructure(record))
+    assert record.to_bytes() == expected
+    assert b"".join(record.iter_bytes(piece_bytes)) == expected
+
+
+def test_a_stored_record_is_written_in_pieces_and_an_unchanged_one_leaves_nothing(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``save_records`` streams a record into its blob (the blob holds its canonical bytes, named
+    by their sha256); storing it again writes nothing: no blob, no temp file in ``incoming``."""
+    import hashlib
+
+    from episteme_core.personal.stored import save_records
+    from episteme_core.store.home import Home
+    from episteme_core.store.init import init_home
+
+    home = Home(tmp_path / "home")
+    init_home(home)
+    big = "x" * (3 << 20)  # larger than a piece: written on its own
+    record = Record(
+        id="book:a/b",
+        source="books",
+        time=None,
+        paragraphs=[Paragraph(n=1, text="a"), Paragraph(n=2, text=big), Paragraph(n=3, text="c")],
+    )
+    data = record.to_bytes()
+    first = save_records(home, "test", [record])
+    assert first.captured == ["book:a/b"]
+    blobs = sorted(p for p in (home.root / "blobs").rglob("*") if p.is_file())
+    sha = hashlib.sha256(data).hexdigest()
+    assert [p.name for p in blobs if sha in p.name] and any(p.read_bytes() == data for p in blobs)
+    again = save_records(home, "test", [record])
+    assert again.unchanged == ["book:a/b"]
+    assert sorted(p for p in (home.root / "blobs").rglob("*") if p.is_file()) == blobs
 
 
 def test_a_slice_of_a_chunks_object_is_those_rows_of_the_whole(tmp_path, books, cli) -> None:  # type: ignore[no-untyped-def]
