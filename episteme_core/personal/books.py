@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,6 @@ from episteme_core.personal.limits import BOOK_MAX_BYTES
 from episteme_core.personal.model import (
     Paragraph,
     Record,
-    build_record,
     check_record_id,
     parse_time,
 )
@@ -27,10 +26,11 @@ from episteme_core.personal.plaintext import (
     looks_binary,
     name_is_utf8,
     normalise_newlines,
+    paragraph_spans,
     parse_front_matter,
-    split_paragraphs,
 )
 from episteme_core.personal.safe_open import Refused, read_checked
+from episteme_core.personal.spans import SpanParagraphs, TextSpans
 from episteme_core.records.canonical import sha256_hex
 
 SOURCE = "books"
@@ -163,17 +163,24 @@ def read_book(
     time = dated.time if dated is not None else None
     if dated is not None:
         metadata.update(dated.metadata())
-    pieces = split_paragraphs(body, first_line=first_line, markdown=markdown)
-    if not pieces:
+    starts, ends, lines = paragraph_spans(body, first_line=first_line, markdown=markdown)
+    if not starts:
         raise Skipped("empty", f"{shown}: no paragraphs, skipped")
-    paragraphs = []
-    shapes = frontmatter.kinds([piece for piece, _ in pieces])  # contents, captions: marked kinds
-    for index, (piece, line) in enumerate(pieces, start=1):
-        kind = "heading" if markdown and "\n" not in piece and _HEADING.match(piece) else shapes[index - 1]
-        paragraphs.append(Paragraph(n=index, text=piece, time=time, kind=kind, attributes={"line": line}))
+    texts = TextSpans(body, starts, ends)  # a paragraph's text is sliced from the body when read
+    kinds = frontmatter.kinds(texts)  # contents, captions: marked kinds
+    if markdown:
+        for index, piece in enumerate(texts):
+            if "\n" not in piece and _HEADING.match(piece):
+                kinds[index] = "heading"
+    paragraphs = SpanParagraphs(texts, lines, kinds, time)
     title = _title(front, gutenberg, paragraphs, markdown, book)
-    return build_record(
-        id=f"book:{corpus}/{book}", source=SOURCE, time=time, paragraphs=paragraphs, title=title,
+    # numbered 1..N by construction: ``build_record`` would copy them into a list of objects
+    return Record(
+        id=check_record_id(f"book:{corpus}/{book}"),
+        source=SOURCE,
+        time=time,
+        paragraphs=paragraphs,
+        title=title,
         metadata=metadata,
     )
 
@@ -238,8 +245,11 @@ def _read_sidecar(path: Path, metadata: dict[str, Any]) -> Any:
 
 
 def _title(
-    front: dict[str, str], gutenberg: dict[str, Any] | None, paragraphs: list[Paragraph],
-    markdown: bool, book: str,
+    front: dict[str, str],
+    gutenberg: dict[str, Any] | None,
+    paragraphs: Sequence[Paragraph],
+    markdown: bool,
+    book: str,
 ) -> str:
     if front.get("title"):
         return front["title"]

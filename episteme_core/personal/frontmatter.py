@@ -46,7 +46,7 @@ def kinds(paragraphs: Sequence[str]) -> list[str]:
     ``boilerplate`` (``records.trust.NON_PROSE_KINDS``)."""
     out = [_shape(text) for text in paragraphs]
     _open_captions(paragraphs, out)
-    starts = _later_starts(paragraphs)
+    last_starts = _last_starts(paragraphs)
     in_contents = False
     for index, text in enumerate(paragraphs):
         if out[index] == CONTENTS:
@@ -54,11 +54,17 @@ def kinds(paragraphs: Sequence[str]) -> list[str]:
             continue
         if out[index] != TEXT:
             continue
-        if in_contents and _entry(text) and starts.get(index) == _key(text):
+        if in_contents and _entry(text) and _starts_later(text, index, last_starts):
             out[index] = CONTENTS
         else:
             in_contents = False
     return out
+
+
+def _starts_later(text: str, index: int, last_starts: dict[str, int]) -> bool:
+    """Whether a later paragraph than ``index`` starts with ``text``'s key (a heading it lists)."""
+    key = _key(text)
+    return bool(key) and last_starts.get(key, -1) > index
 
 
 def _open_captions(paragraphs: Sequence[str], out: list[str]) -> None:
@@ -102,12 +108,11 @@ def _key(text: str) -> str:
     return _NOT_WORD.sub("", text.casefold())
 
 
-def _later_starts(paragraphs: Sequence[str]) -> dict[int, str]:
-    """For each short paragraph whose key a later paragraph starts with, that key (only short
-    paragraphs are looked up, so this stays one pass over the book's starts; one string per entry,
-    not a set of one: a book of a million short paragraphs held a million sets)."""
-    entries = {i: _key(text) for i, text in enumerate(paragraphs) if _entry(text)}
-    wanted = {key for key in entries.values() if key}
+def _last_starts(paragraphs: Sequence[str]) -> dict[str, int]:
+    """For each key of a short paragraph (a possible contents entry), the last paragraph that starts
+    with it. Only the distinct keys are held, never one item per paragraph: a book of a million
+    short paragraphs held a dict of a million entries here."""
+    wanted = {key for text in paragraphs if _entry(text) and (key := _key(text))}
     if not wanted:
         return {}
     sizes = sorted({len(key) for key in wanted})
@@ -118,4 +123,4 @@ def _later_starts(paragraphs: Sequence[str]) -> dict[int, str]:
             head = key[:size]
             if head in wanted:
                 last_at[head] = index
-    return {i: key for i, key in entries.items() if key and last_at.get(key, -1) > i}
+    return last_at

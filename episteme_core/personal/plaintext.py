@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import os
 import re
+from array import array
 
 # Bytes Windows-1252 leaves undefined; text holding them is not Windows-1252.
 _CP1252_UNDEFINED = frozenset(b"\x81\x8d\x8f\x90\x9d")
@@ -69,24 +70,53 @@ def split_paragraphs(
     text: str, *, first_line: int = 1, markdown: bool = False
 ) -> list[tuple[str, int]]:
     """Paragraphs at blank lines, each ``(text, line number)``; Markdown fences stay whole."""
-    paragraphs: list[tuple[str, int]] = []
-    current: list[str] = []
-    start = first_line
+    starts, ends, lines = paragraph_spans(text, first_line=first_line, markdown=markdown)
+    return [(text[start:end], line) for start, end, line in zip(starts, ends, lines, strict=True)]
+
+
+def paragraph_spans(
+    text: str, *, first_line: int = 1, markdown: bool = False
+) -> tuple[array[int], array[int], array[int]]:
+    """Where ``split_paragraphs``'s paragraphs lie in ``text``: their start and end offsets and first
+    line numbers, as arrays. A paragraph is a run of lines that are not blank (or lie inside a
+    Markdown fence), so its text is the slice ``text[start:end]``; no string is kept per line or per
+    paragraph (a book of a million short paragraphs keeps three numbers each)."""
+    starts: array[int] = array("q")
+    ends: array[int] = array("q")
+    lines: array[int] = array("q")
+    opened = -1  # where the paragraph being read starts; -1 between paragraphs
+    closed = 0
+    opened_line = first_line
     in_fence = False
-    for number, line in enumerate(text.split("\n"), start=first_line):
+    position = 0
+    number = first_line
+    size = len(text)
+    while True:
+        end = text.find("\n", position)
+        if end == -1:
+            end = size
+        line = text[position:end]
         if markdown and _FENCE.match(line):
             in_fence = not in_fence
-        if not line.strip() and not in_fence:
-            if current:
-                paragraphs.append(("\n".join(current), start))
-                current = []
-            continue
-        if not current:
-            start = number
-        current.append(line)
-    if current:
-        paragraphs.append(("\n".join(current), start))
-    return paragraphs
+        if not in_fence and (not line or line.isspace()):
+            if opened >= 0:
+                starts.append(opened)
+                ends.append(closed)
+                lines.append(opened_line)
+                opened = -1
+        else:
+            if opened < 0:
+                opened, opened_line = position, number
+            closed = end
+        if end == size:
+            break
+        position = end + 1
+        number += 1
+    if opened >= 0:
+        starts.append(opened)
+        ends.append(closed)
+        lines.append(opened_line)
+    return starts, ends, lines
 
 
 def parse_front_matter(text: str, *, strict: bool = False) -> tuple[dict[str, str], str, int, str]:
