@@ -18,7 +18,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from json.encoder import encode_basestring as _string  # type: ignore[attr-defined]
 from typing import TYPE_CHECKING, Any
 
@@ -273,14 +273,44 @@ def chunks_from_rows(rows: Sequence[str], *, source: str = "chunk") -> list[Chun
 
 
 def body_bytes(label: str, data: dict[str, Any], rows: Sequence[str]) -> bytes:
-    """The canonical bytes of a document's chunks object, given its rows' canonical texts.
+    """The canonical bytes of a document's chunks object, given its rows' canonical texts."""
+    return b"".join(body_pieces(label, data, rows))
+
+
+def body_pieces(
+    label: str, data: dict[str, Any], rows: Sequence[str], piece_bytes: int = 1 << 20
+) -> Iterator[bytes]:
+    """``body_bytes`` in pieces of about ``piece_bytes``: the rows encoded a few at a time, so a
+    large document's chunks object is written (``Stage.put_pieces``) without its whole text joined
+    and encoded beside the rows. The head and tail are encoded first: a document without the fields
+    they name raises before any piece is given.
 
     Keys sorted: ``chunker`` < ``chunks`` < ``documentId`` < ``schemaVersion`` < ``source`` < ``sourceKind``.
     """
-    rest = _text({"documentId": data["id"], "schemaVersion": OBJECT_SCHEMA_VERSION, "source": data["source"],
-                  "sourceKind": data["sourceKind"]})
-    text = f'{{"chunker":{_text(label)},"chunks":[{",".join(rows)}],{rest[1:]}\n'
-    return text.encode("utf-8")
+    rest = _text(
+        {
+            "documentId": data["id"],
+            "schemaVersion": OBJECT_SCHEMA_VERSION,
+            "source": data["source"],
+            "sourceKind": data["sourceKind"],
+        }
+    )
+    head = f'{{"chunker":{_text(label)},"chunks":['.encode()
+    tail = f"],{rest[1:]}\n".encode()
+
+    def pieces() -> Iterator[bytes]:
+        piece = bytearray(head)
+        for index, row in enumerate(rows):
+            if index:
+                piece += b","
+            piece += row.encode("utf-8")
+            if len(piece) >= piece_bytes:
+                yield bytes(piece)
+                piece.clear()
+        piece += tail
+        yield bytes(piece)
+
+    return pieces()
 
 
 def verbatim_ids(home: Home, data: dict[str, Any]) -> frozenset[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -132,18 +132,20 @@ def select_chunker(
     return chosen
 
 
-def _chunk_body(home: Home, chunker: Any, pending: _Pending, max_chars: int, overlap_chars: int
-                ) -> tuple[bytes, int]:
-    """A document's chunks object: the chunker's rows over the stored JSON when it has
+def _chunk_body(
+    home: Home, chunker: Any, pending: _Pending, max_chars: int, overlap_chars: int
+) -> tuple[Iterable[bytes], int]:
+    """A document's chunks object, in pieces: the chunker's rows over the stored JSON when it has
     ``chunk_rows`` (the fast path), else its ``Chunk`` records (their ids sealed here)."""
-    from episteme_core.chunking.rows import OBJECT_SCHEMA_VERSION, body_bytes, verbatim_ids
+    from episteme_core.chunking.rows import OBJECT_SCHEMA_VERSION, body_pieces, verbatim_ids
 
     data = pending.data
     if callable(getattr(chunker, "chunk_rows", None)):
         try:
-            rows = chunker.chunk_rows(data, max_chars=max_chars, overlap_chars=overlap_chars,
-                                      verbatim=verbatim_ids(home, data))
-            return body_bytes(_label(chunker), data, rows), len(rows)
+            rows = chunker.chunk_rows(
+                data, max_chars=max_chars, overlap_chars=overlap_chars, verbatim=verbatim_ids(home, data)
+            )
+            return body_pieces(_label(chunker), data, rows), len(rows)
         except (ValueError, KeyError, TypeError, AttributeError, IndexError):
             pass  # JSON not as the extractor writes it: the record path names the problem
     from episteme_core.records.canonical import canonical_bytes
@@ -165,7 +167,7 @@ def _chunk_body(home: Home, chunker: Any, pending: _Pending, max_chars: int, ove
         "chunker": _label(chunker),
         "chunks": rows_json,
     }
-    return canonical_bytes(body), len(rows_json)
+    return [canonical_bytes(body)], len(rows_json)
 
 
 def chunk_home(
@@ -258,7 +260,7 @@ def _chunk_document(job: ChunkJob, task: ChunkTask) -> ChunkResult:
     if task.previous == label:
         return ChunkResult(label, None, 0, kind, ties)
     data, count = _chunk_body(job.home, chooser, document, job.max_chars, job.overlap_chars)
-    entry = chunks_stage(job.home).put_bytes(task.entry.key, data, suffix=".json")
+    entry = chunks_stage(job.home).put_pieces(task.entry.key, data, suffix=".json")
     return ChunkResult(label, entry, count, kind, ties)
 
 

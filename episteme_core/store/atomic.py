@@ -177,6 +177,48 @@ def atomic_write(target: Path, data: bytes, kind: str = "file-write") -> None:
             temp.unlink()
 
 
+def write_addressed(
+    directory: Path, pieces: Iterable[bytes | memoryview], suffix: str = "", kind: str = "object-write"
+) -> tuple[str, int]:
+    """Store the pieces joined as ``directory/ab/<sha256><suffix>`` (once), hashing and writing each
+    as it comes: a temp file in ``directory``, fsync, rename, fsync the folder (as ``atomic_write``,
+    with its fault points). An object of the same bytes already there is kept and the temp file
+    dropped. Returns (sha256, length)."""
+    import hashlib
+
+    directory.mkdir(parents=True, exist_ok=True)
+    temp = temp_path_for(directory / "incoming")
+    batch = _deferred.get()
+    digest = hashlib.sha256()
+    length = 0
+    try:
+        with open(temp, "xb") as handle:
+            for piece in pieces:
+                digest.update(piece)
+                handle.write(piece)
+                length += len(piece)
+            handle.flush()
+            fault("temp-written")
+            sha = digest.hexdigest()
+            target = directory / sha[:2] / f"{sha}{suffix}"
+            if target.exists():
+                return sha, length
+            if batch is None:
+                os.fsync(handle.fileno())
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fault(f"before-{kind}")
+        os.replace(temp, target)
+        fault(f"after-{kind}")
+        if batch is None:
+            fsync_dir(target.parent)
+        else:
+            batch.note(target.parent)
+        return sha, length
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+
+
 def sweep_temp_files(directories: Iterable[Path]) -> int:
     """Remove the temp files (``.NAME.PID.UUID.tmp``) a killed writer left directly in each folder.
 

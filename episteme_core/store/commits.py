@@ -156,6 +156,15 @@ class Stage:
             atomic_write(path, data, kind="object-write")
         return StageEntry(key=key, sha256=digest, bytes=len(data), path=relative)
 
+    def put_pieces(self, key: str, pieces: Iterable[bytes | memoryview], suffix: str = "") -> StageEntry:
+        """``put_bytes`` of the pieces joined, never holding them joined: each is hashed and written
+        to a temp file in ``objects/`` as it comes, then the file is renamed to its address (or
+        dropped, when an object of those bytes is already stored)."""
+        from episteme_core.store.atomic import write_addressed
+
+        digest, length = write_addressed(self.dir / "objects", pieces, suffix, kind="object-write")
+        return StageEntry(key=key, sha256=digest, bytes=length, path=f"objects/{digest[:2]}/{digest}{suffix}")
+
     def put_json(self, key: str, value: Any) -> StageEntry:
         """Store ``value`` as canonical JSON."""
         return self.put_bytes(key, canonical_bytes(value), suffix=".json")

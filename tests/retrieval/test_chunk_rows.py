@@ -11,7 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from episteme_core.chunking.paragraph import ParagraphChunker
-from episteme_core.chunking.rows import OBJECT_SCHEMA_VERSION, Cut, body_bytes, build_chunks, cut_rows
+from episteme_core.chunking.rows import (
+    OBJECT_SCHEMA_VERSION,
+    Cut,
+    body_bytes,
+    body_pieces,
+    build_chunks,
+    cut_rows,
+)
 from episteme_core.chunking.window import WindowChunker
 from episteme_core.errors import EpistemeError
 from episteme_core.records.canonical import canonical_bytes
@@ -94,6 +101,10 @@ def test_rows_are_canonical_sealed_valid_chunks(document: Document, max_chars: i
         body = {"schemaVersion": OBJECT_SCHEMA_VERSION, "documentId": document.id, "source": document.source,
                 "sourceKind": document.source_kind, "chunker": label, "chunks": parsed}
         assert body_bytes(label, data, rows) == canonical_bytes(body)
+        # in pieces of any size (what the stage writes to the object file), the same bytes
+        assert b"".join(body_pieces(label, data, rows, piece_bytes=max_chars // 7 + 1)) == canonical_bytes(
+            body
+        )
 
 
 def test_cuts_build_the_same_chunks_as_the_window_rule() -> None:
@@ -196,7 +207,8 @@ def test_the_fast_path_and_the_record_path_store_the_same_bytes(tmp_path: Path) 
         chunker = select_chunker(chunkers, pending)
         fast, count = _chunk_body(home, chunker, pending, 300, 40)
         assert count > 0
-        assert (fast, count) == _chunk_body(home, _RecordsOnly(chunker), _Pending(home, entry), 300, 40)
+        slow, slow_count = _chunk_body(home, _RecordsOnly(chunker), _Pending(home, entry), 300, 40)
+        assert (b"".join(fast), count) == (b"".join(slow), slow_count)
 
 
 @settings(max_examples=200, deadline=None)
