@@ -195,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     order = sorted(names, key=lambda n: -float(previous.get(n, float("inf"))))
     envs = [Env(name, description(config, name), tuple(d for d in depends(config, name) if d in names))
             for name in order]
-    tox = [*([args.tox] if args.tox else [sys.executable, "-m", "tox"]), *[item for path in args.discover for item in ("--discover", path)]]
+    discover = [item for path in args.discover for item in ("--discover", path)]
+    tox = [*([args.tox] if args.tox else [sys.executable, "-m", "tox"]), *discover]
     began = time.monotonic()
     say(began, f"{len(envs)} env(s), {args.jobs} at a time: {', '.join(order)}; "
                f"each env's whole output goes to {logs.relative_to(ROOT)}/ENV.log")
