@@ -49,17 +49,22 @@ class BooksSource:
     def configure(self, parser: argparse.ArgumentParser) -> None:
         from episteme_core.cli.parser import add_int_option
         from episteme_core.personal.limits import BOOK_MAX_BYTES as DEFAULT_MAX_BYTES
+        from episteme_core.personal.limits import BOOK_MAX_PARAGRAPHS as DEFAULT_MAX_PARAGRAPHS
 
         parser.add_argument("corpus", nargs="+", metavar="DIR", help="a folder of books")
         add_int_option(parser, "--max-bytes", default=DEFAULT_MAX_BYTES, low=1, high=4 * GIB,
                        help="skip books larger than this many bytes")
+        add_int_option(parser, "--max-paragraphs", default=DEFAULT_MAX_PARAGRAPHS, low=1, high=100_000_000,
+                       help="skip books of more paragraphs than this (a book's record is held whole while "
+                            "it is stored)")
         add_pack_option(parser)
 
     def ingest(self, args: argparse.Namespace, ctx: Context) -> Outcome:
         from episteme_core.personal.ingest import ingest_books
 
         return ingest_outcome(ingest_books(
-            ctx, [Path(p) for p in args.corpus], max_bytes=args.max_bytes, pack=args.pack
+            ctx, [Path(p) for p in args.corpus], max_bytes=args.max_bytes,
+            max_paragraphs=args.max_paragraphs, pack=args.pack
         ))
 
 
@@ -87,7 +92,8 @@ class ClaudeSource:
         add_int_option(parser, "--max-line-bytes", default=DEFAULT_MAX_LINE_BYTES, low=1024, high=GIB,
                        help="skip (and count) transcript lines longer than this")
         add_int_option(parser, "--max-bytes", default=DEFAULT_MAX_BYTES, low=1, high=16 * GIB,
-                       help="skip transcript files larger than this")
+                       help="most bytes of one session's transcript files together: a larger session file is "
+                            "skipped, and so is a sub-agent file that would pass the bound")
         add_pack_option(parser)
 
     def ingest(self, args: argparse.Namespace, ctx: Context) -> Outcome:

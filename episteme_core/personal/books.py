@@ -12,7 +12,7 @@ import attrs
 
 from episteme_core.errors import EpistemeError
 from episteme_core.personal import frontmatter
-from episteme_core.personal.limits import BOOK_MAX_BYTES
+from episteme_core.personal.limits import BOOK_MAX_BYTES, BOOK_MAX_PARAGRAPHS
 from episteme_core.personal.model import (
     Paragraph,
     Record,
@@ -37,6 +37,7 @@ SOURCE = "books"
 TEXT_SUFFIXES = (".txt", ".text")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 DEFAULT_MAX_BYTES = BOOK_MAX_BYTES
+DEFAULT_MAX_PARAGRAPHS = BOOK_MAX_PARAGRAPHS
 
 _START = re.compile(
     r"^[ \t]*\*{3}[ \t]*START OF (?:THE|THIS) PROJECT GUTENBERG E-?BOOK\b.*$", re.IGNORECASE | re.MULTILINE
@@ -126,10 +127,17 @@ def split_gutenberg(text: str) -> tuple[str, int, dict[str, Any] | None]:
 
 
 def read_book(
-    path: Path, corpus: str, book: str, *, max_bytes: int = DEFAULT_MAX_BYTES, relative: str | None = None
+    path: Path,
+    corpus: str,
+    book: str,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_paragraphs: int = DEFAULT_MAX_PARAGRAPHS,
+    relative: str | None = None,
 ) -> Record:
     """One book file as the record ``book:<corpus>/<book>`` (both already id-safe); a file that is
-    not a readable book raises ``Skipped``. ``relative`` is its path in the corpus, for metadata."""
+    not a readable book (larger than ``max_bytes``, more paragraphs than ``max_paragraphs``) raises
+    ``Skipped``. ``relative`` is its path in the corpus, for metadata."""
     shown = fs_text(path)
     try:  # opened once, checked on the descriptor, read no further than the size checked
         data, _info = read_checked(path, max_bytes)
@@ -166,6 +174,8 @@ def read_book(
     starts, ends, lines = paragraph_spans(body, first_line=first_line, markdown=markdown)
     if not starts:
         raise Skipped("empty", f"{shown}: no paragraphs, skipped")
+    if len(starts) > max_paragraphs:
+        raise Skipped("tooManyParagraphs", f"{shown}: more than {max_paragraphs} paragraphs, skipped")
     texts = TextSpans(body, starts, ends)  # a paragraph's text is sliced from the body when read
     kinds = frontmatter.kinds(texts)  # contents, captions: marked kinds
     if markdown:
@@ -270,16 +280,27 @@ def corpus_name(directory: Path) -> str:
 
 
 def scan_books(
-    directories: list[Path], *, max_bytes: int = DEFAULT_MAX_BYTES, warn: Warn | None = None
+    directories: list[Path],
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_paragraphs: int = DEFAULT_MAX_PARAGRAPHS,
+    warn: Warn | None = None,
 ) -> BooksScan:
     """Every book under ``directories`` (sorted, hidden entries and symlinks skipped), all at once."""
     scan = BooksScan()
-    scan.records.extend(iter_books(directories, scan, max_bytes=max_bytes, warn=warn))
+    scan.records.extend(
+        iter_books(directories, scan, max_bytes=max_bytes, max_paragraphs=max_paragraphs, warn=warn)
+    )
     return scan
 
 
 def iter_books(
-    directories: list[Path], scan: BooksScan, *, max_bytes: int = DEFAULT_MAX_BYTES, warn: Warn | None = None
+    directories: list[Path],
+    scan: BooksScan,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_paragraphs: int = DEFAULT_MAX_PARAGRAPHS,
+    warn: Warn | None = None,
 ) -> Iterator[Record]:
     """Each book under ``directories`` as it is read, its skips counted in ``scan``: an ingest stores
     one book and lets it go before reading the next (memory follows the largest book, not the run)."""
@@ -318,7 +339,8 @@ def iter_books(
                 warn("BOOK_SKIPPED", f"{where}: {record_id} was already read from another file, skipped")
                 continue
             try:
-                record = read_book(path, corpus, book, max_bytes=max_bytes, relative=relative)
+                record = read_book(path, corpus, book, max_bytes=max_bytes, max_paragraphs=max_paragraphs,
+                                   relative=relative)
             except Skipped as skipped:
                 scan.skip(skipped.reason)
                 warn("BOOK_SKIPPED", skipped.message)

@@ -286,17 +286,24 @@ def read_session(
     lines = 0
     attached: list[str] = []
     mtime: float | None = None
+    left = max_bytes  # the session file and its sub-agent files count together: a session's record
+    # is held whole while it is stored and extracted, so its bytes in all are what bound the memory
     for path in files:
         agent = None if path == session_file else path.stem
         try:  # opened once, checked on the descriptor, read no further than the size checked
-            with open_checked(path, max_bytes) as (handle, info):
+            with open_checked(path, left) as (handle, info):
                 parsed = parse_transcript(handle, max_line_bytes=max_line_bytes, agent_file=agent, seen=seen)
         except Refused as refused:
             if agent is None and refused.reason in ("symlink", "notRegular", "missing"):
                 raise  # the session file itself is no transcript: the caller counts and tells it
             skipped[refused.reason] = skipped.get(refused.reason, 0) + 1
-            warn("TRANSCRIPT_SKIPPED", refused.message)
+            message = refused.message
+            if refused.reason == "tooLarge" and left < max_bytes:
+                message = (f"{fs_text(os.fspath(path))}: with the session's other files, more than "
+                           f"{max_bytes} bytes, skipped")
+            warn("TRANSCRIPT_SKIPPED", message)
             continue
+        left -= info.st_size
         if agent is None:
             mtime = info.st_mtime
         if agent is not None:

@@ -125,15 +125,18 @@ def reason_words(reason: str) -> str:
 
 
 def ingest_books(
-    ctx: RunContext, directories: list[Path], *, max_bytes: int, pack: bool = True
+    ctx: RunContext, directories: list[Path], *, max_bytes: int, max_paragraphs: int | None = None,
+    pack: bool = True,
 ) -> dict[str, Any]:
-    """``episteme ingest books DIR...``."""
-    from episteme_core.personal.books import BooksScan, iter_books
+    """``episteme ingest books DIR...`` (``max_paragraphs`` None: the default bound)."""
+    from episteme_core.personal.books import DEFAULT_MAX_PARAGRAPHS, BooksScan, iter_books
+
+    most = DEFAULT_MAX_PARAGRAPHS if max_paragraphs is None else max_paragraphs
 
     def collect() -> Collected:
         scan = BooksScan()
-        return Collected(iter_books(directories, scan, max_bytes=max_bytes, warn=ctx.warn), scan.skipped,
-                         scan.extra)
+        books = iter_books(directories, scan, max_bytes=max_bytes, max_paragraphs=most, warn=ctx.warn)
+        return Collected(books, scan.skipped, scan.extra)
 
     return run_ingest(ctx, "books", collect, pack=pack)
 

@@ -190,6 +190,24 @@ def test_max_bytes_is_a_bound(books: Path, cli: Cli) -> None:
     assert past.exit_code == 2 and past.envelope["error"]["code"] == "INVALID_USAGE"
 
 
+def test_max_paragraphs_is_a_bound(tmp_path: Path, cli: Cli) -> None:
+    """A book of exactly ``--max-paragraphs`` paragraphs is read; one more and it is skipped with a
+    warning naming it (its record would be held whole), the other books stored."""
+    shelf = tmp_path / "shelf"
+    shelf.mkdir()
+    (shelf / "three.txt").write_text("a\n\nb\n\nc\n", encoding="utf-8")
+    (shelf / "four.txt").write_text("a\n\nb\n\nc\n\nd\n", encoding="utf-8")
+    result = cli("ingest", "books", str(shelf), "--no-pack", "--max-paragraphs", "3", "--json")
+    data = result.envelope["data"]
+    assert result.exit_code == 0 and data["records"] == ["book:shelf/three"]
+    assert data["skipped"] == {"tooManyParagraphs": 1}
+    assert any("four.txt: more than 3 paragraphs, skipped" in w["message"] for w in result.envelope["warnings"])
+    again = cli("ingest", "books", str(shelf), "--no-pack", "--max-paragraphs", "4", "--json")
+    assert again.envelope["data"]["records"] == ["book:shelf/four"] and not again.envelope["data"]["skipped"]
+    past = cli("ingest", "books", str(shelf), "--no-pack", "--max-paragraphs", "0", "--json")
+    assert past.exit_code == 2 and past.envelope["error"]["code"] == "INVALID_USAGE"
+
+
 def test_dashes_in_a_plain_text_book_are_not_front_matter(tmp_path: Path) -> None:
     folder = tmp_path / "t"
     folder.mkdir()

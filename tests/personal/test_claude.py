@@ -51,6 +51,25 @@ def test_v2_subagent_files_are_attached_to_their_session(projects: Path) -> None
     assert meta["versions"] == ["2.1.38", "2.1.39"]
 
 
+def test_a_session_and_its_subagent_files_share_one_byte_bound(projects: Path) -> None:
+    """``--max-bytes`` bounds a session's files together (its record is held whole while it is
+    stored): at the bound every file is read; one byte short, the sub-agent file that would pass it
+    is skipped with a warning naming it, and the session's own paragraphs are kept."""
+    session = projects / SPOTTER / f"{HEAVY}.jsonl"
+    agent = projects / SPOTTER / HEAVY / "subagents" / "agent-aac57f5.jsonl"
+    both = session.stat().st_size + agent.stat().st_size
+    whole = read_session(session.parent, session, max_bytes=both)
+    assert whole is not None and whole.metadata["sidechainParagraphs"] == 28
+    warnings: list[tuple[str, str]] = []
+    cut = read_session(session.parent, session, max_bytes=both - 1,
+                       warn=lambda code, message: warnings.append((code, message)))
+    assert cut is not None and cut.metadata["sidechainParagraphs"] == 0
+    assert cut.metadata["skipped"]["tooLarge"] == 1 and cut.metadata["subagentFiles"] == []
+    assert len(cut.paragraphs) == len(whole.paragraphs) - 28
+    assert [code for code, _ in warnings] == ["TRANSCRIPT_SKIPPED"]
+    assert "agent-aac57f5.jsonl" in warnings[0][1] and f"more than {both - 1} bytes" in warnings[0][1]
+
+
 def test_v1_inline_sidechain_meta_and_thinking(projects: Path) -> None:
     record = _records(projects)[f"chat:claude/-path-to-Demo/{V1}"]
     rows = [(p.kind, p.attributes.get("sidechain", False), p.attributes.get("meta", False), p.text)
