@@ -12,7 +12,8 @@ highest ``VmHWM`` of the command and every process under it (its workers), read 
 
 ``--ingest`` measures personal-record ingest (a table of its own): ``ingest books`` of a 3 MB book of
 a million one-letter paragraphs and of 10 books of 30 MB, ``ingest claude`` of a 300 MB transcript of
-20 tool results; each with its pack step (extract, chunk, index in the same process).
+20 tool results; then, at the default bounds, a 63 MB book, a book of 1,000,000 paragraphs and a
+332 MB session; each with its pack step (extract, chunk, index in the same process).
 
     python bench/memory.py [--only CLASS ...] [--json FILE]
     python bench/memory.py --large [--files 20000] [--million] [--json FILE]
@@ -266,11 +267,54 @@ def big_transcript(folder: Path, megabytes: float) -> list[str]:
     return ["claude", "--projects", str(folder / "projects"), "--max-line-bytes", str(64 * 1024 * 1024)]
 
 
+def book_at_bound(folder: Path, megabytes: float) -> list[str]:
+    """One book just under the default ``--max-bytes`` (64 MiB), paragraphs of 60 words."""
+    shelf = folder / "big"
+    shelf.mkdir()
+    paragraph = ("word " * 60).strip() + "\n\n"
+    count = int(megabytes * 1e6 / (len(paragraph) + 25))
+    body = "".join(f"Paragraph {j} of the book: {paragraph}" for j in range(count))
+    (shelf / "book.txt").write_text(body, encoding="utf-8")
+    return ["books", str(shelf)]
+
+
+def paragraphs_at_bound(folder: Path, megabytes: float) -> list[str]:
+    """The default ``--max-paragraphs`` (1,000,000) paragraphs of 60 characters each."""
+    shelf = folder / "many"
+    shelf.mkdir()
+    count = min(1_000_000, int(megabytes * 1e6 / 61))
+    line = "x" * 58
+    (shelf / "book.txt").write_text("".join(f"{line}{j % 10}\n\n" for j in range(count)), encoding="utf-8")
+    return ["books", str(shelf)]
+
+
+def session_at_bound(folder: Path, megabytes: float) -> list[str]:
+    """One session just under the default ``--max-bytes`` (320 MiB), lines under the default
+    ``--max-line-bytes`` (16 MiB): the largest session the defaults take."""
+    project = folder / "projects" / "proj"
+    project.mkdir(parents=True)
+    lines = max(1, int(megabytes / 15.8))
+    with open(project / "session.jsonl", "w", encoding="utf-8") as out:
+        out.write(json.dumps({"type": "user", "uuid": "u0", "timestamp": "2024-01-01T00:00:00Z",
+                              "message": {"role": "user", "content": "run the tool"}}) + "\n")
+        for i in range(lines):
+            text = f"line of tool output {i:04d}\n" * int(min(megabytes, 15.8) * 1e6 / 26)
+            block = {"type": "tool_result", "tool_use_id": f"t{i}", "content": text}
+            out.write(json.dumps({"type": "user", "uuid": f"r{i}", "timestamp": "2024-01-01T00:00:01Z",
+                                  "message": {"role": "user", "content": [block]}}) + "\n")
+    return ["claude", "--projects", str(folder / "projects")]
+
+
 # name -> (what it is, maker of the input and the ingest arguments, megabytes at scale 1)
 INGESTS: dict[str, tuple[str, Callable[[Path, float], list[str]], float]] = {
     "tiny-paragraphs": ("3 MB book: a million one-letter paragraphs", tiny_book, 3.0),
     "ten-books": ("10 books of 30 MB", ten_books, 30.0),
     "big-transcript": ("300 MB transcript: 20 tool results", big_transcript, 300.0),
+    "book-at-bound": ("63 MB book (the default --max-bytes is 64 MiB)", book_at_bound, 63.0),
+    "paragraphs-at-bound": ("1,000,000 paragraphs of 60 characters (the default --max-paragraphs)",
+                            paragraphs_at_bound, 61.0),
+    "session-at-bound": ("332 MB session of 15.8 MB lines (the defaults: 320 MiB, 16 MiB a line)",
+                         session_at_bound, 332.0),
 }
 
 
