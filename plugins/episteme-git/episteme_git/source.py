@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +11,9 @@ from episteme_core.api import EpistemeError
 
 if TYPE_CHECKING:
     from episteme_core.api import Context, Outcome, RunContext
+
+# commits read (one ``git cat-file --batch``, one ``git diff-tree --stdin``) and stored per batch
+COMMIT_BATCH = 2_000
 
 
 def ingest_repos(
@@ -37,15 +41,19 @@ def ingest_repos(
     def collect() -> Collected:
         from episteme_core.api import Record
 
-        records: list[Record] = []
         per_repo: dict[str, dict[str, int]] = {}
-        for repo in opened:
-            known = known_ids(ctx.home, f"git:{repo.name}@")
-            shas = list_commits(repo, rev)
-            new = [sha for sha in shas if f"git:{repo.name}@{sha}" not in known]
-            records.extend(read_commits(repo, new, stat=stat, warn=ctx.warn))
-            per_repo[repo.name] = {"commits": len(shas), "new": len(new)}
-        return Collected(records, {}, {"repos": per_repo})
+
+        def records() -> Iterator[Record]:
+            # read and stored a batch at a time: a history of a million commits is never held whole
+            for repo in opened:
+                known = known_ids(ctx.home, f"git:{repo.name}@")
+                shas = list_commits(repo, rev)
+                new = [sha for sha in shas if f"git:{repo.name}@{sha}" not in known]
+                per_repo[repo.name] = {"commits": len(shas), "new": len(new)}
+                for start in range(0, len(new), COMMIT_BATCH):
+                    yield from read_commits(repo, new[start : start + COMMIT_BATCH], stat=stat, warn=ctx.warn)
+
+        return Collected(records(), {}, lambda: {"repos": per_repo})
 
     return run_ingest(ctx, "git", collect, pack=pack)
 

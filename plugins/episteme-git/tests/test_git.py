@@ -95,7 +95,12 @@ def test_incremental_only_new_commits(repo: tuple[Path, GitRun], home: Path) -> 
     assert third["records"] == [f"git:proj@{new}"] and third["repos"]["proj"]["new"] == 1
 
 
-def test_thousands_of_commits(tmp_path: Path, home: Path) -> None:
+def test_thousands_of_commits(tmp_path: Path, home: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Read and stored in batches (here of 300: four), every commit once, the counts per repository
+    reported after the last batch."""
+    import episteme_git.source
+
+    monkeypatch.setattr(episteme_git.source, "COMMIT_BATCH", 300)
     path = tmp_path / "big"
     path.mkdir()
     git = make_git(path)
@@ -118,6 +123,7 @@ def test_thousands_of_commits(tmp_path: Path, home: Path) -> None:
     result = invoke("ingest", "git", str(path), "--name", "big", "--no-pack", "--json", "--home", str(home))
     assert result.exit_code == 0, result.stderr
     assert result.envelope["data"]["captured"] == count
+    assert result.envelope["data"]["repos"] == {"big": {"commits": count, "new": count}}
     sources = invoke("sources", "--json", "--home", str(home)).envelope["data"]["sources"]
     row = next(r for r in sources if r["source"] == "git")
     assert row["records"] == count and row["paragraphs"] == 2 * count
