@@ -134,13 +134,15 @@ def read_book(
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_paragraphs: int = DEFAULT_MAX_PARAGRAPHS,
     relative: str | None = None,
+    beneath: Path | None = None,
 ) -> Record:
     """One book file as the record ``book:<corpus>/<book>`` (both already id-safe); a file that is
     not a readable book (larger than ``max_bytes``, more paragraphs than ``max_paragraphs``) raises
-    ``Skipped``. ``relative`` is its path in the corpus, for metadata."""
+    ``Skipped``. ``relative`` is its path in the corpus, for metadata; ``beneath``, the corpus folder
+    (no folder between it and the book, or its sidecar, is followed if it becomes a symbolic link)."""
     shown = fs_text(path)
     try:  # opened once, checked on the descriptor, read no further than the size checked
-        data, _info = read_checked(path, max_bytes)
+        data, _info = read_checked(path, max_bytes, beneath=beneath)
     except Refused as refused:
         raise Skipped(refused.reason, refused.message) from None
     if looks_binary(data):
@@ -167,7 +169,7 @@ def read_book(
         metadata["gutenberg"] = gutenberg
         body = gutenberg_body
         first_line += body_line - 1
-    dated = book_date(path, front, gutenberg, metadata)
+    dated = book_date(path, front, gutenberg, metadata, beneath=beneath)
     time = dated.time if dated is not None else None
     if dated is not None:
         metadata.update(dated.metadata())
@@ -205,14 +207,14 @@ def sidecar_of(path: Path) -> Path:
 
 
 def book_date(path: Path, front: dict[str, str], gutenberg: dict[str, Any] | None,
-              metadata: dict[str, Any]) -> Any:
+              metadata: dict[str, Any], *, beneath: Path | None = None) -> Any:
     """The time of a book's text, where something tells it: its sidecar's ``date``, else its front
     matter's, else its Project Gutenberg header's (original publication year, else release date);
     else None. Never the file's modification time (a clone or a copy sets it to the checkout's
     minute). A date that cannot be read is noted in ``metadata`` (``badDate``) and passed over."""
     from episteme_core.personal.bookdates import BookDate, as_time, gutenberg_date, parse_date, sidecar_date
 
-    side = _read_sidecar(sidecar_of(path), metadata)
+    side = _read_sidecar(sidecar_of(path), metadata, beneath)
     if side is not None:
         found = sidecar_date(side)
         if found is not None:
@@ -232,12 +234,12 @@ def book_date(path: Path, front: dict[str, str], gutenberg: dict[str, Any] | Non
     return None
 
 
-def _read_sidecar(path: Path, metadata: dict[str, Any]) -> Any:
+def _read_sidecar(path: Path, metadata: dict[str, Any], beneath: Path | None = None) -> Any:
     """The ``date`` of a book's sidecar when there is one (None when absent or unreadable: noted)."""
     from episteme_core.records.canonical import loads_strict
 
     try:
-        data, _info = read_checked(path, SIDECAR_MAX_BYTES)
+        data, _info = read_checked(path, SIDECAR_MAX_BYTES, beneath=beneath)
     except Refused as refused:
         if refused.reason != "missing":
             metadata["badSidecar"] = "not a regular file of at most 64 KiB"
@@ -340,7 +342,7 @@ def iter_books(
                 continue
             try:
                 record = read_book(path, corpus, book, max_bytes=max_bytes, max_paragraphs=max_paragraphs,
-                                   relative=relative)
+                                   relative=relative, beneath=directory)
             except Skipped as skipped:
                 scan.skip(skipped.reason)
                 warn("BOOK_SKIPPED", skipped.message)

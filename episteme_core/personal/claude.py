@@ -291,7 +291,8 @@ def read_session(
     for path in files:
         agent = None if path == session_file else path.stem
         try:  # opened once, checked on the descriptor, read no further than the size checked
-            with open_checked(path, left) as (handle, info):
+            # from the projects folder down, no folder followed if it is (or becomes) a symlink
+            with open_checked(path, left, beneath=project_dir.parent) as (handle, info):
                 parsed = parse_transcript(handle, max_line_bytes=max_line_bytes, agent_file=agent, seen=seen)
         except Refused as refused:
             if agent is None and refused.reason in ("symlink", "notRegular", "missing"):

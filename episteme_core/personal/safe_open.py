@@ -15,6 +15,7 @@ from typing import BinaryIO
 from episteme_core.personal.plaintext import fs_text
 
 _FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
 class Refused(Exception):
@@ -50,19 +51,47 @@ class _Capped(io.RawIOBase):
         super().close()
 
 
+def _open_beneath(path: str | os.PathLike[str], beneath: str | os.PathLike[str]) -> int:
+    """``path`` opened from the folder ``beneath`` one name at a time, each folder on the way opened
+    with ``O_NOFOLLOW`` relative to the last: a folder swapped for a symbolic link while a run walks
+    is refused (``ELOOP``), never followed out of the folder the user named."""
+    relative = Path(path).relative_to(beneath)  # ValueError: not beneath it
+    *folders, name = relative.parts
+    fd = os.open(beneath, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        for folder in folders:
+            try:
+                inner = os.open(folder, _FOLDER_FLAGS, dir_fd=fd)
+            except NotADirectoryError:  # O_DIRECTORY tells a symlink so: say what it is
+                if stat.S_ISLNK(os.lstat(folder, dir_fd=fd).st_mode):
+                    raise OSError(errno.ELOOP, "a symbolic link") from None
+                raise
+            os.close(fd)
+            fd = inner
+        return os.open(name, _FLAGS, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
 @contextmanager
-def open_checked(path: str | os.PathLike[str], max_bytes: int) -> Iterator[tuple[BinaryIO, os.stat_result]]:
+def open_checked(
+    path: str | os.PathLike[str], max_bytes: int, *, beneath: str | os.PathLike[str] | None = None
+) -> Iterator[tuple[BinaryIO, os.stat_result]]:
     """``path`` opened once (``O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC``) and checked on the descriptor: a
     regular file of at most ``max_bytes``; the handle reads no more than the size checked. Else
-    ``Refused``."""
+    ``Refused``. With ``beneath`` (a folder above ``path``), no folder between the two is followed
+    if it is, or becomes, a symbolic link."""
     shown = fs_text(os.fspath(path))
     try:
-        fd = os.open(path, _FLAGS)
+        fd = os.open(path, _FLAGS) if beneath is None else _open_beneath(path, beneath)
     except FileNotFoundError:
         raise Refused("missing", f"{shown}: no such file, skipped") from None
+    except NotADirectoryError:  # a folder on the way is no longer a folder
+        raise Refused("missing", f"{shown}: a folder on its path is not a folder now, skipped") from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise Refused("symlink", f"{shown}: a symbolic link, skipped") from None
+            what = "a symbolic link" if beneath is None else "a symbolic link (or a folder on its way is)"
+            raise Refused("symlink", f"{shown}: {what}, skipped") from None
         if exc.errno in (errno.ENXIO, errno.EISDIR):
             raise Refused("notRegular", f"{shown}: not a regular file, skipped") from None
         raise Refused("unreadable", f"{shown}: cannot read: {exc.strerror or exc}, skipped") from None
@@ -81,9 +110,11 @@ def open_checked(path: str | os.PathLike[str], max_bytes: int) -> Iterator[tuple
         yield handle, info  # type: ignore[misc]
 
 
-def read_checked(path: str | os.PathLike[str], max_bytes: int) -> tuple[bytes, os.stat_result]:
+def read_checked(
+    path: str | os.PathLike[str], max_bytes: int, *, beneath: str | os.PathLike[str] | None = None
+) -> tuple[bytes, os.stat_result]:
     """The bytes of ``path`` as ``open_checked`` opens it (at most the size checked), and its stat."""
-    with open_checked(path, max_bytes) as (handle, info):
+    with open_checked(path, max_bytes, beneath=beneath) as (handle, info):
         return handle.read(), info
 
 

@@ -49,7 +49,12 @@ def lie_after_check(monkeypatch: pytest.MonkeyPatch, path: Path, swap: Callable[
         return answer(target) or real_lstat(target, *args, **kwargs)  # type: ignore[arg-type]
 
     def fake_open(target: object, *args: object, **kwargs: object) -> int:
-        answer(target)
+        dir_fd = kwargs.get("dir_fd")
+        if isinstance(dir_fd, int) and isinstance(target, str):  # opened by name in a folder's descriptor
+            folder = os.readlink(f"/proc/self/fd/{dir_fd}")
+            answer(os.path.join(folder, target))
+        else:
+            answer(target)
         return real_open(target, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(os, "stat", fake_stat)
@@ -303,3 +308,60 @@ def test_a_session_whose_id_is_too_long_is_skipped_and_the_rest_stored(
     skipped = [w["message"] for w in ingested.envelope["warnings"] if w["code"] == "TRANSCRIPT_SKIPPED"]
     assert len(skipped) == 1 and "longer than 1024 characters" in skipped[0]
     assert os.fsencode(folder).decode("utf-8", "backslashreplace") in skipped[0]
+
+
+# a folder on the way swapped for a symlink -----------------------------------------------------
+
+
+def _swap_folder_for_link(folder: Path, outside: Path) -> None:
+    """``folder`` becomes a symbolic link to ``outside``, which holds files of the same names."""
+    shutil.copytree(folder, outside)
+    for path in outside.rglob("*"):
+        if path.is_file():
+            path.write_text("secret from outside the folder\n", encoding="utf-8")
+    shutil.rmtree(folder)
+    folder.symlink_to(outside, target_is_directory=True)
+
+
+def test_a_book_folder_swapped_for_a_symlink_after_the_walk_is_not_followed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import episteme_core.personal.books as books_module
+
+    shelf = tmp_path / "shelf"
+    (shelf / "part").mkdir(parents=True)
+    (shelf / "part" / "inner.txt").write_text("Inside the shelf.\n", encoding="utf-8")
+    (shelf / "top.txt").write_text("Top of the shelf.\n", encoding="utf-8")
+    real_walk = books_module._walk
+
+    def walk_then_swap(directory: Path, scan: object, warn: object) -> list[Path]:
+        found = real_walk(directory, scan, warn)  # type: ignore[arg-type]
+        _swap_folder_for_link(shelf / "part", tmp_path / "outside")
+        return found
+
+    monkeypatch.setattr(books_module, "_walk", walk_then_swap)
+    warnings: list[str] = []
+    scan = scan_books([shelf], warn=lambda code, message: warnings.append(message))
+    texts = [p.text for r in scan.records for p in r.paragraphs]
+    assert texts == ["Top of the shelf."] and scan.skipped == {"symlink": 1}
+    assert any("inner.txt: a symbolic link (or a folder on its way is), skipped" in w for w in warnings)
+
+
+def test_a_project_folder_swapped_for_a_symlink_after_the_listing_is_not_followed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import episteme_core.personal.claude as claude_module
+
+    projects = tmp_path / "projects"
+    project = projects / SPOTTER
+    project.mkdir(parents=True)
+    shutil.copy(FIXTURES / "claude" / "spotter__tool_heavy.jsonl", project / f"{HEAVY}.jsonl")
+    real_read = claude_module.read_session
+
+    def swap_then_read(project_dir: Path, session_file: Path, **options: object) -> object:
+        if not project_dir.is_symlink():
+            _swap_folder_for_link(project_dir, tmp_path / "outside")
+        return real_read(project_dir, session_file, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(claude_module, "read_session", swap_then_read)
+    scan = scan_projects(projects)
+    assert scan.records == [] and all("secret" not in str(r) for r in scan.records)
+    assert scan.skipped.get("symlink") == 1
