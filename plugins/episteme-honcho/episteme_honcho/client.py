@@ -221,6 +221,8 @@ class HonchoClient:
         path = f"/v3/workspaces/{quote(workspace, safe='')}/sessions/list"
         return [item for items in self.pages(path) for item in items]
 
-    def messages(self, workspace: str, session: str) -> list[dict[str, Any]]:
+    def iter_messages(self, workspace: str, session: str) -> Iterator[dict[str, Any]]:
+        """A session's messages a page at a time (a run can stop at its byte bound mid-session)."""
         path = f"/v3/workspaces/{quote(workspace, safe='')}/sessions/{quote(session, safe='')}/messages/list"
-        return [item for items in self.pages(path) for item in items]
+        for items in self.pages(path):
+            yield from items

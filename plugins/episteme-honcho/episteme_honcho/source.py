@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from episteme_core.api import EpistemeError
@@ -16,6 +17,10 @@ SOURCE = "honcho"
 BASE_VAR = "HONCHO_BASE_URL"
 KEY_VAR = "HONCHO_API_KEY"
 WORKSPACE_VAR = "HONCHO_WORKSPACE_ID"
+# A run fetches every session before it stores any (a failure stores nothing), so what it holds is
+# bounded: each message counts its content's UTF-8 bytes plus MESSAGE_OVERHEAD for its paragraph.
+MAX_BYTES = 256 * 1024 * 1024
+MESSAGE_OVERHEAD = 512
 
 
 def settings_from_env() -> tuple[str, str]:
@@ -88,10 +93,29 @@ def _storable(*values: Any) -> bool:
 
 
 def fetch_records(
-    client: HonchoClient, workspaces: list[str], warn: Any
+    client: HonchoClient, workspaces: list[str], warn: Any, max_bytes: int = MAX_BYTES
 ) -> tuple[list[Record], dict[str, Any]]:
-    """Everything first (so a failure stores nothing), then the records."""
+    """Everything first (so a failure stores nothing), then the records; past ``max_bytes`` held
+    (``MESSAGE_OVERHEAD`` counted per message) the run is ``LIMIT_EXCEEDED`` and nothing is stored."""
     from episteme_core.api import safe_name
+
+    held = 0
+
+    def counted(messages: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        nonlocal held
+        for message in messages:
+            content = message.get("content")
+            text = content.encode("utf-8", "surrogatepass") if isinstance(content, str) else b""
+            held += len(text) + MESSAGE_OVERHEAD
+            if held > max_bytes:
+                raise EpistemeError(
+                    "LIMIT_EXCEEDED",
+                    f"the sessions fetched pass --max-bytes ({max_bytes} bytes, each message counting its "
+                    f"text and {MESSAGE_OVERHEAD}): nothing stored",
+                    hint="ingest fewer workspaces at a time (--workspace ID), or raise --max-bytes",
+                    details={"maxBytes": max_bytes},
+                )
+            yield message
 
     records: list[Record] = []
     skipped: dict[str, int] = {}
@@ -110,17 +134,19 @@ def fetch_records(
                      "record id, skipped")
                 continue
             sessions_seen += 1
-            record = session_record(workspace, session, client.messages(workspace, session_id), skipped)
+            messages = list(counted(client.iter_messages(workspace, session_id)))
+            record = session_record(workspace, session, messages, skipped)
             if record is None:
                 skipped["emptySession"] = skipped.get("emptySession", 0) + 1
                 continue
             records.append(record)
-    return records, {"skipped": skipped, "workspaces": len(chosen), "sessions": sessions_seen}
+    return records, {"skipped": skipped, "workspaces": len(chosen), "sessions": sessions_seen,
+                     "heldBytes": held}
 
 
 def ingest_honcho(
     ctx: RunContext, *, workspaces: list[str], page_size: int = 100, timeout_s: float = 30.0,
-    retries: int = 2, max_pages: int = 10_000, pack: bool = True,
+    retries: int = 2, max_pages: int = 10_000, max_bytes: int = MAX_BYTES, pack: bool = True,
 ) -> dict[str, Any]:
     """``episteme ingest honcho``: grown sessions append only their new messages."""
     from episteme_core.api import Collected, merge_grown, run_ingest
@@ -136,7 +162,7 @@ def ingest_honcho(
 
     def collect() -> Collected:
         with client:
-            records, info = fetch_records(client, workspaces, warn)
+            records, info = fetch_records(client, workspaces, warn, max_bytes)
         return Collected(records, info.pop("skipped"), info)
 
     try:
@@ -173,6 +199,9 @@ class HonchoSource:
                        help="retries after a 5xx, 408, 429 or transport error")
         add_int_option(parser, "--max-pages", default=10_000, low=1, high=1_000_000,
                        help="refuse a listing longer than this many pages")
+        add_int_option(parser, "--max-bytes", default=MAX_BYTES, low=1, high=16 * 1024**3,
+                       help=f"most bytes a run fetches before it stores (each message: its text and "
+                            f"{MESSAGE_OVERHEAD}); past it nothing is stored")
         add_pack_option(parser)
 
     def ingest(self, args: argparse.Namespace, ctx: Context) -> Outcome:
@@ -181,7 +210,7 @@ class HonchoSource:
         workspaces = args.workspace or ([os.environ[WORKSPACE_VAR]] if os.environ.get(WORKSPACE_VAR) else [])
         return ingest_outcome(ingest_honcho(
             ctx, workspaces=workspaces, page_size=args.page_size, timeout_s=args.timeout,
-            retries=args.retries, max_pages=args.max_pages, pack=args.pack,
+            retries=args.retries, max_pages=args.max_pages, max_bytes=args.max_bytes, pack=args.pack,
         ))
 
     def ingest_all(self, ctx: Context) -> Outcome | None:

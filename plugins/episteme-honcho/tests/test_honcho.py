@@ -155,3 +155,18 @@ def test_the_source_keeps_the_source_contract() -> None:
     from episteme_honcho.source import HonchoSource
 
     assert check_component(HonchoSource()) == "source"
+
+
+def test_max_bytes_bounds_what_a_run_holds_before_it_stores(honcho: tuple[FakeHoncho, str], home: Path,
+                                                             tmp_path: Path) -> None:
+    """At exactly the bytes the run holds (each message's text plus 512) it stores; one byte short
+    it is LIMIT_EXCEEDED and nothing is stored."""
+    measured = ingest(tmp_path / "first", "--workspace", "acme")
+    assert measured.exit_code == 0, measured.stderr
+    held = measured.envelope["data"]["heldBytes"]
+    assert held > 512
+    past = ingest(home, "--workspace", "acme", "--max-bytes", str(held - 1))
+    assert past.exit_code != 0 and past.envelope["error"]["code"] == "LIMIT_EXCEEDED"
+    assert "nothing stored" in past.envelope["error"]["message"] and not files(home / "snapshots")
+    at = ingest(home, "--workspace", "acme", "--max-bytes", str(held))
+    assert at.exit_code == 0 and at.envelope["data"]["captured"] == measured.envelope["data"]["captured"]
