@@ -15,7 +15,13 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from episteme_core.records.canonical import canonical_bytes, loads_strict
+from episteme_core.records.canonical import (
+    canonical_bytes,
+    canonical_pieces,
+    fingerprint,
+    fingerprint_pieces,
+    loads_strict,
+)
 from episteme_core.testing.strategies import json_values
 
 
@@ -32,6 +38,14 @@ def _shuffled(value: Any, rng: random.Random) -> Any:
 @given(json_values, st.integers(min_value=0, max_value=2**32))
 def test_dict_order_never_changes_the_bytes(value: Any, seed: int) -> None:
     assert canonical_bytes(_shuffled(value, random.Random(seed))) == canonical_bytes(value)
+
+
+@given(json_values, st.integers(min_value=0, max_value=5), st.integers(min_value=1, max_value=64))
+def test_canonical_pieces_join_to_the_canonical_bytes(value: Any, depth: int, piece_bytes: int) -> None:
+    """What a large document is hashed and written from, in pieces, is the same bytes."""
+    pieces = list(canonical_pieces(_shuffled(value, random.Random(depth)), depth=depth, piece_bytes=piece_bytes))
+    assert b"".join(pieces) == canonical_bytes(value)
+    assert fingerprint_pieces(value) == fingerprint(value)
 
 
 @given(json_values)

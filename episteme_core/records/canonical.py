@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from episteme_core.errors import EpistemeError
@@ -43,6 +44,85 @@ def sha256_hex(data: bytes) -> str:
 def fingerprint(value: Any) -> str:
     """sha256 of the canonical bytes of ``value``."""
     return sha256_hex(canonical_bytes(value))
+
+
+def canonical_pieces(
+    value: Any, *, depth: int = 4, piece_bytes: int = 1 << 20, omit: tuple[str, ...] = ()
+) -> Iterator[bytes]:
+    """``canonical_bytes`` of ``value`` (or of its record's JSON: an attrs record is read as
+    ``plain`` makes it, camelCase keys) in pieces of about ``piece_bytes``, leaving out the
+    top-level keys in ``omit``. The top ``depth`` levels of dicts, lists and records are walked
+    here, each value below them made plain and written by ``json.dumps``: a book's document (a
+    section of 100,000 blocks) is hashed or written without its JSON, or a tree of dicts of it, ever
+    held whole. The pieces joined are the canonical bytes, byte for byte."""
+    piece = bytearray()
+    try:
+        for text in _pieces(value, depth, omit):
+            piece += text.encode("utf-8")
+            if len(piece) >= piece_bytes:
+                yield bytes(piece)
+                piece.clear()
+    except (ValueError, UnicodeEncodeError) as exc:
+        raise EpistemeError("INVALID_INPUT", f"value cannot be written as canonical JSON: {exc}") from exc
+    piece += b"\n"
+    yield bytes(piece)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def _pieces(value: Any, depth: int, omit: tuple[str, ...] = ()) -> Iterator[str]:
+    import attrs
+
+    from episteme_core.records.convert import plain, record_fields
+
+    if attrs.has(type(value)):
+        if depth <= 0:
+            yield _dumps(plain(value))
+            return
+        pairs = sorted((key, name) for name, key in record_fields(type(value)) if key not in omit)
+        yield from _object(((key, getattr(value, name)) for key, name in pairs), depth)
+    elif depth <= 0 or not isinstance(value, dict | list | tuple) or not value:
+        yield _dumps(plain(value) if isinstance(value, dict | list | tuple) else value)
+    elif isinstance(value, dict):
+        if not all(isinstance(key, str) for key in value):  # json's own key coercion and order
+            yield _dumps({key: item for key, item in value.items() if key not in omit})
+            return
+        yield from _object(((key, value[key]) for key in sorted(value) if key not in omit), depth)
+    elif depth == 1:  # items written by json.dumps in groups (one call per item costs more)
+        for start in range(0, len(value), _GROUP):
+            group = _dumps([plain(item) for item in value[start : start + _GROUP]])
+            yield ("[" if start == 0 else ",") + group[1:-1]
+        yield "]"
+    else:
+        opener = "["
+        for item in value:
+            yield opener
+            yield from _pieces(item, depth - 1)
+            opener = ","
+        yield "]"
+
+
+_GROUP = 256
+
+
+def _object(pairs: Iterator[tuple[str, Any]], depth: int) -> Iterator[str]:
+    opener = "{"
+    for key, item in pairs:
+        yield opener + json.dumps(key, ensure_ascii=False) + ":"
+        yield from _pieces(item, depth - 1)
+        opener = ","
+    yield "{}" if opener == "{" else "}"
+
+
+def fingerprint_pieces(value: Any, *, omit: tuple[str, ...] = ()) -> str:
+    """``fingerprint`` of ``value`` (less its top-level keys in ``omit``), hashed from
+    ``canonical_pieces``: never the whole JSON at once."""
+    digest = hashlib.sha256()
+    for piece in canonical_pieces(value, omit=omit):
+        digest.update(piece)
+    return digest.hexdigest()
 
 
 def _reject_constant(name: str) -> Any:

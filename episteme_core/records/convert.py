@@ -91,6 +91,11 @@ def _fields(cls: type) -> tuple[tuple[str, str], ...]:
     return tuple((a.name, camel(a.name)) for a in attrs.fields(cls))
 
 
+def record_fields(cls: type) -> tuple[tuple[str, str], ...]:
+    """An attrs record class's fields as (attribute name, JSON key) pairs, in declaration order."""
+    return _fields(cls)
+
+
 def plain(value: Any) -> Any:
     """``unstructure(value)`` for records of JSON values (strings, numbers, booleans, None, lists,
     tuples, dicts and records of them), without the converter: records become camelCase dicts,

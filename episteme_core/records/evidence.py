@@ -19,6 +19,7 @@ JSON keys are camelCase (``records.convert``); ``schema/document.schema.json`` a
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -172,6 +173,13 @@ class Document:
         """The canonical bytes stored in the documents stage."""
         return canonical_bytes(self.to_json())
 
+    def to_pieces(self) -> Iterator[bytes]:
+        """``to_bytes()`` in pieces (what the documents stage writes: a book's document is never one
+        string of JSON)."""
+        from episteme_core.records.canonical import canonical_pieces
+
+        return canonical_pieces(self)
+
 
 def document_id(data: dict[str, Any]) -> str:
     """The id of a document given as JSON: sha256 of its canonical JSON without ``id``."""
@@ -180,10 +188,11 @@ def document_id(data: dict[str, Any]) -> str:
 
 
 def seal(document: Document) -> Document:
-    """Return ``document`` with its content-derived ``id`` set."""
-    from episteme_core.records.convert import unstructure
+    """Return ``document`` with its content-derived ``id`` set: ``document_id`` of its JSON, hashed
+    from the record a piece at a time (a book's document never becomes one tree of dicts)."""
+    from episteme_core.records.canonical import fingerprint_pieces
 
-    return attrs.evolve(document, id=document_id(unstructure(document)))
+    return attrs.evolve(document, id=fingerprint_pieces(document, omit=("id",)))
 
 
 def document_from_json(data: Any, *, source: str) -> Document:

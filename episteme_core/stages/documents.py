@@ -88,7 +88,7 @@ def commit_documents(
         entries[entry.key] = entry
         records[entry.key] = {**record, "objectSha256": entry.sha256}
     for document, record in written:
-        entry = stage.put_bytes(document.source, document.to_bytes(), suffix=".json")
+        entry = stage.put_pieces(document.source, document.to_pieces(), suffix=".json")
         entries[document.source] = entry
         records[document.source] = {**record, "objectSha256": entry.sha256}
     records = {key: records[key] for key in sorted(records) if key in entries}

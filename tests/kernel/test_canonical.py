@@ -81,3 +81,14 @@ def test_very_deep_input_is_refused_not_crashed() -> None:
 def test_a_bom_is_tolerated_and_valid_json_round_trips() -> None:
     value = {"url": "https://example.org/", "n": [1, 2.5, None, False]}
     assert loads_strict(b"\xef\xbb\xbf" + json.dumps(value).encode(), source="x") == value
+
+
+def test_canonical_pieces_refuse_what_canonical_bytes_refuses() -> None:
+    from episteme_core.records.canonical import canonical_pieces
+
+    for bad in ({"a": [1.0, float("nan")]}, {"b": {"c": "\ud800"}}):
+        with pytest.raises(EpistemeError) as whole:
+            canonical_bytes(bad)
+        with pytest.raises(EpistemeError) as pieces:
+            b"".join(canonical_pieces(bad))
+        assert whole.value.code == pieces.value.code == "INVALID_INPUT"

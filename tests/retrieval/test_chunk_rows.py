@@ -228,3 +228,18 @@ def test_a_window_covers_exactly_the_blocks_it_overlaps(lengths: list[int], wind
     expected = [block["id"] for block, start, end in zip(run, starts, ends, strict=True)
                 if max(start, lo_w) < min(end, hi_w)]
     assert [block["id"] for block, _ in _covered(run, starts, ends, lo_w, hi_w, frozenset())] == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(document=_documents(), depth=st.integers(0, 6), piece_bytes=st.integers(1, 300))
+def test_a_document_in_pieces_is_its_bytes_and_its_id_is_the_json_s(
+    document: Document, depth: int, piece_bytes: int
+) -> None:
+    """``seal`` hashes the record a piece at a time and the stage writes ``to_pieces``: the same
+    id as ``document_id`` of its JSON, the same bytes as ``to_bytes``."""
+    from episteme_core.records.canonical import canonical_pieces
+    from episteme_core.records.evidence import document_id
+
+    assert document.id == document_id(document.to_json())
+    assert b"".join(document.to_pieces()) == document.to_bytes()
+    assert b"".join(canonical_pieces(document, depth=depth, piece_bytes=piece_bytes)) == document.to_bytes()
