@@ -171,15 +171,21 @@ def _facet_table(values: list[Any]) -> list[Any]:
     return sorted(set(values), key=lambda v: (v is not None, "" if v is None else str(v)))
 
 
-def build_shard(
+def build_shard(rows: list[dict[str, Any]], **options: Any) -> bytes:
+    """The bytes of a shard over ``rows``: ``build_shard_pieces`` joined (its options)."""
+    return b"".join(build_shard_pieces(rows, **options))
+
+
+def build_shard_pieces(
     rows: list[dict[str, Any]], *, source: str, name: str, params: dict[str, Any],
     built_from: dict[str, Any], row_bytes: list[bytes] | None = None,
     fields: dict[str, int] | None = None, run_chars: int = RUN_CHARS,
     section_run_chars: int = SECTION_RUN_CHARS,
     inputs: list[tuple[str, str]] | None = None, row_inputs: list[int] | None = None,
     max_terms: int | None = None, release_rows: bool = False,
-) -> bytes:
-    """The bytes of a shard over ``rows`` (chunk JSON objects of one source, sorted by id).
+) -> list[bytes]:
+    """The bytes of a shard over ``rows`` (chunk JSON objects of one source, sorted by id), as the
+    pieces they are made of (the header first), never joined: the writer streams them to the file.
 
     Scored units are runs of consecutive chunks of a record or a section (``runs.plan_units``); each
     unit's terms are its fields with ``fields`` weights (``fields.unit_tokens``). Times and facets
@@ -306,7 +312,7 @@ def build_shard(
         "layout": LAYOUT,
         "nonProseRows": sum(flags),
     }
-    return shardfile.encode(meta, arrays)
+    return shardfile.encode_pieces(meta, arrays)
 
 
 def _smallest_unsigned(values: Any) -> tuple[str, bytes]:

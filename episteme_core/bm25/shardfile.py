@@ -44,10 +44,14 @@ def _pad(n: int) -> int:
 
 def encode(meta: dict[str, Any], arrays: dict[str, tuple[str, bytes | list[bytes]]]) -> bytes:
     """The bytes of a shard holding ``arrays`` (name -> (type, little-endian bytes, or a list of
-    pieces that make them: the stored rows are passed as they are, never joined)) and ``meta``.
+    pieces that make them: the stored rows are passed as they are, never joined)) and ``meta``."""
+    return b"".join(encode_pieces(meta, arrays))
 
-    The shard is assembled once, in one copy: the block hashes are taken over the pieces as they lie.
-    """
+
+def encode_pieces(meta: dict[str, Any], arrays: dict[str, tuple[str, bytes | list[bytes]]]) -> list[bytes]:
+    """``encode``'s bytes as the pieces they are made of, the header first (``header_of`` and
+    ``header_sha256`` read it alone): a shard is written to its file without a joined copy, and
+    the block hashes are taken over the pieces as they lie."""
     parts: list[bytes] = []
     table: dict[str, dict[str, Any]] = {}
     size_so_far = 0
@@ -76,7 +80,7 @@ def encode(meta: dict[str, Any], arrays: dict[str, tuple[str, bytes | list[bytes
     })
     head = MAGIC + struct.pack("<Q", len(header)) + header
     head += b"\0" * _pad(len(head))
-    return b"".join((head, *parts, b"\0" * _pad(size_so_far), hashes))
+    return [head, *parts, b"\0" * _pad(size_so_far), hashes]
 
 
 def _block_hashes(parts: list[bytes]) -> bytes:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from episteme_core.bm25.build import BM25_DEFAULTS, build_shard
+from episteme_core.bm25.build import BM25_DEFAULTS, build_shard_pieces
 from episteme_core.bm25.fields import FIELD_DEFAULTS, FIELDS, MAX_WEIGHT, MIN_WEIGHT, indexed
 from episteme_core.bm25.shardfile import header_sha256
 from episteme_core.bm25.shards import INDEXER, STAGE, Shard
@@ -284,20 +284,20 @@ def _build_shard_object(job: ShardJob, task: ShardTask) -> list[BuiltShard]:
         taken = rows[start:stop]
         rows[start:stop] = [_RELEASED] * (stop - start)
         try:
-            data = build_shard(taken, source=task.source, name=name, params=job.params,
-                               built_from=job.built_from, row_bytes=row_bytes[start:stop],
-                               fields=job.fields, run_chars=job.run_chars["records"],
-                               section_run_chars=job.run_chars["sections"], inputs=used,
-                               row_inputs=numbers, max_terms=max_terms, release_rows=True)
+            pieces = build_shard_pieces(taken, source=task.source, name=name, params=job.params,
+                                        built_from=job.built_from, row_bytes=row_bytes[start:stop],
+                                        fields=job.fields, run_chars=job.run_chars["records"],
+                                        section_run_chars=job.run_chars["sections"], inputs=used,
+                                        row_inputs=numbers, max_terms=max_terms, release_rows=True)
         except RowLimit:
             rows[start:stop] = taken
             raise
         del taken
         row_bytes[start:stop] = [b""] * (stop - start)  # now in the shard: not held while it is written
         trim_heap()
-        header = header_of(data)
-        entry = stage.put_bytes(name, data, suffix=".shard")
-        return BuiltShard(entry, header_sha256(data), stop - start, int(header["meta"]["terms"]))
+        header = header_of(pieces[0])  # the first piece is the whole header
+        entry = stage.put_pieces(name, pieces, suffix=".shard")
+        return BuiltShard(entry, header_sha256(pieces[0]), stop - start, int(header["meta"]["terms"]))
 
     return split_rows(len(rows), build, MAX_SHARD_TERMS)
 

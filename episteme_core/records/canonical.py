@@ -57,8 +57,15 @@ def canonical_pieces(
     held whole. The pieces joined are the canonical bytes, byte for byte."""
     piece = bytearray()
     try:
-        for text in _pieces(value, depth, omit):
-            piece += text.encode("utf-8")
+        for text in _pieces(value, depth, omit, piece_bytes):
+            encoded = text.encode("utf-8")
+            if len(encoded) >= piece_bytes:  # a large value goes out as it is, never copied again
+                if piece:
+                    yield bytes(piece)
+                    piece.clear()
+                yield encoded
+                continue
+            piece += encoded
             if len(piece) >= piece_bytes:
                 yield bytes(piece)
                 piece.clear()
@@ -72,7 +79,7 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
-def _pieces(value: Any, depth: int, omit: tuple[str, ...] = ()) -> Iterator[str]:
+def _pieces(value: Any, depth: int, omit: tuple[str, ...] = (), piece_bytes: int = 1 << 20) -> Iterator[str]:
     import attrs
 
     from episteme_core.records.convert import plain, record_fields
@@ -82,24 +89,28 @@ def _pieces(value: Any, depth: int, omit: tuple[str, ...] = ()) -> Iterator[str]
             yield _dumps(plain(value))
             return
         pairs = sorted((key, name) for name, key in record_fields(type(value)) if key not in omit)
-        yield from _object(((key, getattr(value, name)) for key, name in pairs), depth)
+        yield from _object(((key, getattr(value, name)) for key, name in pairs), depth, piece_bytes)
     elif depth <= 0 or not isinstance(value, dict | list | tuple) or not value:
         yield _dumps(plain(value) if isinstance(value, dict | list | tuple) else value)
     elif isinstance(value, dict):
         if not all(isinstance(key, str) for key in value):  # json's own key coercion and order
             yield _dumps({key: item for key, item in value.items() if key not in omit})
             return
-        yield from _object(((key, value[key]) for key in sorted(value) if key not in omit), depth)
-    elif depth == 1:  # items written by json.dumps in groups (one call per item costs more)
-        for start in range(0, len(value), _GROUP):
-            group = _dumps([plain(item) for item in value[start : start + _GROUP]])
+        items = ((key, value[key]) for key in sorted(value) if key not in omit)
+        yield from _object(items, depth, piece_bytes)
+    elif depth == 1:  # items written by json.dumps in groups of about piece_bytes (a call each costs more)
+        start, size = 0, 16
+        while start < len(value):
+            group = _dumps([plain(item) for item in value[start : start + size]])
             yield ("[" if start == 0 else ",") + group[1:-1]
+            start += size
+            size = max(1, min(_GROUP, size * piece_bytes // max(1, len(group))))
         yield "]"
     else:
         opener = "["
         for item in value:
             yield opener
-            yield from _pieces(item, depth - 1)
+            yield from _pieces(item, depth - 1, (), piece_bytes)
             opener = ","
         yield "]"
 
@@ -107,11 +118,11 @@ def _pieces(value: Any, depth: int, omit: tuple[str, ...] = ()) -> Iterator[str]
 _GROUP = 256
 
 
-def _object(pairs: Iterator[tuple[str, Any]], depth: int) -> Iterator[str]:
+def _object(pairs: Iterator[tuple[str, Any]], depth: int, piece_bytes: int) -> Iterator[str]:
     opener = "{"
     for key, item in pairs:
         yield opener + json.dumps(key, ensure_ascii=False) + ":"
-        yield from _pieces(item, depth - 1)
+        yield from _pieces(item, depth - 1, (), piece_bytes)
         opener = ","
     yield "{}" if opener == "{" else "}"
 
