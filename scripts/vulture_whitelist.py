@@ -91,3 +91,5 @@ scan_books  # unused function (episteme_core/personal/books.py): the shelf's sca
 scan_projects  # unused function (episteme_core/personal/claude.py): the projects' scan whole, for tests
 _.readable  # unused method (episteme_core/personal/safe_open.py): io.RawIOBase asks it
 _canonical_rows  # unused function (episteme_core/stages/chunks.py): the row scanner whole, for its property test
+build_shard  # unused function (episteme_core/bm25/build.py): a shard's bytes joined, for tests (the writer streams build_shard_pieces)
+body_bytes  # unused function (episteme_core/chunking/rows.py): a chunks object's bytes joined, for tests (chunk streams body_pieces)
