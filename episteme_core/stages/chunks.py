@@ -83,10 +83,10 @@ def iter_object_rows(stage: Stage, entry: StageEntry, start: int = 0,
     hash-verified: what one shard-building task reads. The rows outside the slice are scanned and
     let go, and a row given is never held here, so memory follows the object's text, not its rows."""
     data = stage.read_bytes(entry)  # size and sha256 checked against the strict index
-    path = str(stage.object_path(entry))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        path = str(stage.object_path(entry))
         raise EpistemeError("INVALID_INPUT", f"{path}: not valid UTF-8", details={"path": path}) from exc
     del data
     given = start
@@ -100,6 +100,7 @@ def iter_object_rows(stage: Stage, entry: StageEntry, start: int = 0,
         return
     except _NotCanonical:
         pass
+    path = str(stage.object_path(entry))
     try:  # not the layout chunk_home writes (none of ours): parsed whole, the rows not given yet
         body = json.loads(text)
     except ValueError as exc:
