@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 
 from episteme_core.errors import EpistemeError
-from episteme_core.records.canonical import canonical_bytes, loads_strict
+from episteme_core.records.canonical import canonical_bytes, gathered, loads_strict
 from episteme_core.records.trust import CONTENT_TRUST, MARKED_KINDS
 
 RECORD_SCHEMA_VERSION = "1"
@@ -68,22 +68,16 @@ class Record:
         # "paragraphs" is the last key that can hold an object: the keys after it (schemaVersion,
         # source, time, title) are strings, whose quotes are escaped, so the last match is ours.
         at = head.rindex(b'"paragraphs":[]') + len(b'"paragraphs":[')
-        piece = bytearray(head[:at])
-        for index, paragraph in enumerate(self.paragraphs):
-            if index:
-                piece += b","
-            encoded = memoryview(canonical_bytes(unstructure(paragraph)))[:-1]  # less its newline
-            if len(encoded) >= piece_bytes:  # a large paragraph goes out as it is, never copied
-                yield bytes(piece)
-                piece.clear()
-                yield encoded
-                continue
-            piece += encoded
-            if len(piece) >= piece_bytes:
-                yield bytes(piece)
-                piece.clear()
-        piece += head[at:]
-        yield bytes(piece)
+
+        def chunks() -> Iterator[bytes | memoryview]:
+            yield head[:at]
+            for index, paragraph in enumerate(self.paragraphs):
+                if index:
+                    yield b","
+                yield memoryview(canonical_bytes(unstructure(paragraph)))[:-1]  # less its newline
+            yield head[at:]
+
+        return gathered(chunks(), piece_bytes)
 
     def paragraph(self, n: int) -> Paragraph:
         """Paragraph ``n`` (1-based) or ``INVALID_INPUT``."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from episteme_core.errors import EpistemeError
@@ -48,31 +48,42 @@ def fingerprint(value: Any) -> str:
 
 def canonical_pieces(
     value: Any, *, depth: int = 4, piece_bytes: int = 1 << 20, omit: tuple[str, ...] = ()
-) -> Iterator[bytes]:
+) -> Iterator[bytes | memoryview]:
     """``canonical_bytes`` of ``value`` (or of its record's JSON: an attrs record is read as
     ``plain`` makes it, camelCase keys) in pieces of about ``piece_bytes``, leaving out the
     top-level keys in ``omit``. The top ``depth`` levels of dicts, lists and records are walked
     here, each value below them made plain and written by ``json.dumps``: a book's document (a
     section of 100,000 blocks) is hashed or written without its JSON, or a tree of dicts of it, ever
     held whole. The pieces joined are the canonical bytes, byte for byte."""
-    piece = bytearray()
-    try:
+
+    def encoded() -> Iterator[bytes]:
         for text in _pieces(value, depth, omit, piece_bytes):
-            encoded = text.encode("utf-8")
-            if len(encoded) >= piece_bytes:  # a large value goes out as it is, never copied again
-                if piece:
-                    yield bytes(piece)
-                    piece.clear()
-                yield encoded
-                continue
-            piece += encoded
-            if len(piece) >= piece_bytes:
-                yield bytes(piece)
-                piece.clear()
+            yield text.encode("utf-8")
+        yield b"\n"
+
+    try:
+        yield from gathered(encoded(), piece_bytes)
     except (ValueError, UnicodeEncodeError) as exc:
         raise EpistemeError("INVALID_INPUT", f"value cannot be written as canonical JSON: {exc}") from exc
-    piece += b"\n"
-    yield bytes(piece)
+
+
+def gathered(chunks: Iterable[bytes | memoryview], piece_bytes: int) -> Iterator[bytes | memoryview]:
+    """``chunks`` gathered into pieces of about ``piece_bytes`` (what a writer hashes and writes); a
+    chunk at least that large goes out as it is, after what was gathered before it, never copied."""
+    piece = bytearray()
+    for chunk in chunks:
+        if len(chunk) >= piece_bytes:
+            if piece:
+                yield bytes(piece)
+                piece.clear()
+            yield chunk
+            continue
+        piece += chunk
+        if len(piece) >= piece_bytes:
+            yield bytes(piece)
+            piece.clear()
+    if piece:
+        yield bytes(piece)
 
 
 def _dumps(value: Any) -> str:

@@ -173,7 +173,7 @@ class Document:
         """The canonical bytes stored in the documents stage."""
         return canonical_bytes(self.to_json())
 
-    def to_pieces(self) -> Iterator[bytes]:
+    def to_pieces(self) -> Iterator[bytes | memoryview]:
         """``to_bytes()`` in pieces (what the documents stage writes: a book's document is never one
         string of JSON)."""
         from episteme_core.records.canonical import canonical_pieces

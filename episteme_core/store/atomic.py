@@ -165,16 +165,22 @@ def atomic_write(target: Path, data: bytes, kind: str = "file-write") -> None:
             fault("temp-written")
             if batch is None:
                 os.fsync(handle.fileno())
-        fault(f"before-{kind}")
-        os.replace(temp, target)
-        fault(f"after-{kind}")
-        if batch is None:
-            fsync_dir(target.parent)
-        else:
-            batch.note(target.parent)
+        _publish(temp, target, kind, batch)
     finally:
         with contextlib.suppress(FileNotFoundError):
             temp.unlink()
+
+
+def _publish(temp: Path, target: Path, kind: str, batch: DeferredSync | None) -> None:
+    """Rename the written, flushed ``temp`` to ``target`` between the fault points of ``kind``, then
+    make the rename durable: the folder fsynced now, or noted in the deferred ``batch``."""
+    fault(f"before-{kind}")
+    os.replace(temp, target)
+    fault(f"after-{kind}")
+    if batch is None:
+        fsync_dir(target.parent)
+    else:
+        batch.note(target.parent)
 
 
 def write_addressed(
@@ -206,13 +212,7 @@ def write_addressed(
             if batch is None:
                 os.fsync(handle.fileno())
         target.parent.mkdir(parents=True, exist_ok=True)
-        fault(f"before-{kind}")
-        os.replace(temp, target)
-        fault(f"after-{kind}")
-        if batch is None:
-            fsync_dir(target.parent)
-        else:
-            batch.note(target.parent)
+        _publish(temp, target, kind, batch)
         return sha, length
     finally:
         with contextlib.suppress(FileNotFoundError):
