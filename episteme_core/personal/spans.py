@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import operator
 from array import array
-from collections.abc import Iterator, Sequence
-from typing import overload
+from collections.abc import Callable, Iterator, Sequence
+from typing import TypeVar, overload
 
 from episteme_core.personal.model import Paragraph
+
+T = TypeVar("T")
 
 
 class TextSpans(Sequence[str]):
@@ -35,9 +37,9 @@ class TextSpans(Sequence[str]):
     @overload
     def __getitem__(self, index: slice) -> list[str]: ...
     def __getitem__(self, index: int | slice) -> str | list[str]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        at = _position(index, len(self))
+        return _indexed(self, index, self._item)
+
+    def _item(self, at: int) -> str:
         return self._text[self._starts[at] : self._ends[at]]
 
     def __iter__(self) -> Iterator[str]:
@@ -66,9 +68,9 @@ class SpanParagraphs(Sequence[Paragraph]):
     @overload
     def __getitem__(self, index: slice) -> list[Paragraph]: ...
     def __getitem__(self, index: int | slice) -> Paragraph | list[Paragraph]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        at = _position(index, len(self))
+        return _indexed(self, index, self._item)
+
+    def _item(self, at: int) -> Paragraph:
         return Paragraph(
             n=at + 1,
             text=self._spans[at],
@@ -91,6 +93,14 @@ class SpanParagraphs(Sequence[Paragraph]):
 
     def __repr__(self) -> str:
         return f"SpanParagraphs({len(self)} paragraphs)"
+
+
+def _indexed(items: Sequence[T], index: int | slice, item: Callable[[int], T]) -> T | list[T]:
+    """``items[index]`` through ``item(position)``: a slice as a list, a negative index from the end,
+    one out of range ``IndexError``."""
+    if isinstance(index, slice):
+        return [item(at) for at in range(*index.indices(len(items)))]
+    return item(_position(index, len(items)))
 
 
 def _position(index: int, size: int) -> int:
