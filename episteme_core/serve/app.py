@@ -70,6 +70,19 @@ def served_tools(plugins: Any, warn: Callable[[str, str], None]) -> list[ToolLik
     return tools
 
 
+LISTEN_BACKLOG = 1024  # connections the kernel may hold for the server (deferred ones among them)
+DEFER_SECONDS = 1  # how long the kernel holds a connection that has sent nothing before handing it over
+
+
+def defer_first_byte(sock: socket.socket) -> None:
+    """Have the kernel hand over a connection only once its first bytes have come (Linux), or after
+    ``DEFER_SECONDS`` without any: a client slow to send after its connect (a busy machine) is then never
+    taken for a silent socket and closed to make room."""
+    option = getattr(socket, "TCP_DEFER_ACCEPT", None)
+    if option is not None:
+        sock.setsockopt(socket.IPPROTO_TCP, option, DEFER_SECONDS)
+
+
 def bind(address: Address, port: int) -> socket.socket:
     """A listening socket on ``address:port`` (0: any free port)."""
     family = socket.AF_INET6 if address.ip.version == 6 else socket.AF_INET
@@ -79,7 +92,8 @@ def bind(address: Address, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((str(address.ip), port))
-        sock.listen(128)
+        defer_first_byte(sock)
+        sock.listen(LISTEN_BACKLOG)
     except OSError as exc:
         sock.close()
         where = f"{address.host}:{port}"
