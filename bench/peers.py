@@ -384,6 +384,7 @@ class Episteme(System):
 
         home = Home(self.home)
         shard_set = open_shards(home)
+        shard_set.keep_warm()  # as the server does once it has opened its shards
         return lambda term: query(home, term, limit=10, shard_set=shard_set)
 
     def serve_cmd(self) -> list[str]:

@@ -606,6 +606,15 @@ class Bm25ShardSet(ShardSet):
 
     floors = True  # its shards' ranked take floor= (search passes the k-th best score so far)
 
+    def keep_warm(self) -> None:
+        """Import numpy now, once, for a holder that answers many queries (the server): from then on
+        a query adding more than ``NUMPY_LOADED_POSTINGS`` postings ranks in numpy, which at 20,000
+        chunks halves a common query's ranking; a one-query process never pays the import."""
+        try:
+            import numpy  # noqa: F401
+        except ImportError:  # pragma: no cover - numpy comes with bm25s
+            pass
+
     def rank_options(self, terms: Sequence[str], shards: Sequence[Any]) -> dict[str, Any]:
         """numpy or not for all the shards at once, and the ``collection`` they are scored against:
         their live units, tokens and each term's document frequency, summed (a search over shards

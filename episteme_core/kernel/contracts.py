@@ -155,6 +155,10 @@ class SearchableShards(Protocol):
     ``open_committed`` does): ``search`` searches each shard on its own (``ranked``) and merges by
     (-score, chunk id) with one idf over all. ``meta`` is the commit's (``meta["indexer"]`` names its
     indexer); ``in_flight`` names the writer at work when the shards were opened behind the chunks.
+
+    A set may also offer ``keep_warm()``, which a holder that keeps it open for many queries (the
+    MCP server) calls once after opening it: the place to pay a one-off cost that makes each later
+    query cheaper (the bm25 set imports numpy there). A one-query process never calls it.
     """
 
     meta: dict[str, Any]

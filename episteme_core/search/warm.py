@@ -37,7 +37,10 @@ OPEN_ATTEMPTS = 3
 class ShardCache:
     """The home's fresh shards, shared by concurrent calls (thread-safe)."""
 
-    def __init__(self, home: Home, plugins: Plugins | None = None, indexer: str | None = None) -> None:
+    def __init__(self, home: Home, plugins: Plugins | None = None, indexer: str | None = None, *,
+                 long_lived: bool = False) -> None:
+        """``long_lived``: the holder answers many queries (the server): each set opened is asked to
+        ``keep_warm`` (``SearchableShards``), where it has that method."""
         from episteme_core.search.indexers import opener
 
         if plugins is None:
@@ -50,6 +53,7 @@ class ShardCache:
         self._key: Hashable | None = None
         self._set: SearchableShards | None = None
         self.opened = 0  # how many times a set was opened (for tests and the benchmark)
+        self.long_lived = long_lived
 
     def forget(self) -> None:
         """Open the shards anew on the next ``get``."""
@@ -75,6 +79,9 @@ class ShardCache:
                         continue
                     raise
                 # The set is at least as new as ``key``: a later change to any file reopens it.
+                keep_warm = getattr(opened, "keep_warm", None) if self.long_lived else None
+                if callable(keep_warm):
+                    keep_warm()
                 self._set, self._key = opened, key
                 self.opened += 1
                 return opened

@@ -135,7 +135,7 @@ def serve(home: Any, plugins: Any, options: ServeOptions, *, announce: Announce,
     from episteme_core.serve.mcp import EpistemeMCP
     from episteme_core.serve.shardcache import ShardCache
 
-    cache = ShardCache(home, plugins)
+    cache = ShardCache(home, plugins, long_lived=True)
     caller = Caller(tools, home, plugins, cache.get)
     server = EpistemeMCP(caller)
     app = server.streamable_http_app(

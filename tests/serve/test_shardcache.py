@@ -68,3 +68,34 @@ def test_one_call_keeps_the_set_it_first_got_even_after_a_commit(home: Home) -> 
     assert invoke("--home", str(home.root), "ingest", "--reshard").exit_code == 0
     assert call.shard_set() is first  # the call's answer stays within one commit
     assert cache.get() is not first  # the next call sees the new commit
+
+
+def test_a_long_lived_cache_asks_each_set_it_opens_to_keep_warm(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The server pays numpy's import once, when it opens its shards; a one-query process never does.
+    from episteme_core.bm25.shards import Bm25ShardSet
+
+    warmed: list[object] = []
+    monkeypatch.setattr(Bm25ShardSet, "keep_warm", lambda self: warmed.append(self))
+    short = ShardCache(home)
+    short.get()
+    assert warmed == []
+    server = ShardCache(home, long_lived=True)
+    first = server.get()
+    server.get()
+    assert warmed == [first]
+    server.forget()
+    assert warmed == [first, server.get()]
+
+
+def test_keeping_a_bm25_set_warm_imports_numpy_and_answers_the_same(home: Home) -> None:
+    import subprocess
+    import sys
+
+    script = ("import sys; from pathlib import Path; from episteme_core.store.home import Home; "
+              "from episteme_core.search.warm import ShardCache; from episteme_core.search.query import query; "
+              f"home = Home(Path({str(home.root)!r})); cold = ShardCache(home).get(); "
+              "a = query(home, 'Elizabeth Darcy', shard_set=cold); print('numpy' in sys.modules); "
+              "warm = ShardCache(home, long_lived=True).get(); print('numpy' in sys.modules); "
+              "print(query(home, 'Elizabeth Darcy', shard_set=warm) == a)")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True", "True"]
