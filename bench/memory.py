@@ -305,6 +305,36 @@ def session_at_bound(folder: Path, megabytes: float) -> list[str]:
     return ["claude", "--projects", str(folder / "projects")]
 
 
+def git_at_bound(folder: Path, megabytes: float) -> list[str]:
+    """A repository of commits whose messages are just under the default ``--max-commit-bytes``
+    (16 MiB): paragraphs of 60 words, one file changed each (made with ``git fast-import``)."""
+    import subprocess
+
+    repo = folder / "repo"
+    repo.mkdir()
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True, env=env)
+    paragraph = ("word " * 60).strip() + "\n\n"
+    each = min(15.9, megabytes)
+    commits = max(1, int(megabytes / each))
+    body = (paragraph * int(each * 1e6 / len(paragraph))).encode("ascii")
+    proc = subprocess.Popen(["git", "-C", str(repo), "fast-import", "--quiet"], stdin=subprocess.PIPE,
+                            env=env)
+    assert proc.stdin is not None
+    for i in range(1, commits + 1):
+        message = f"commit {i}\n\n".encode() + body
+        data = f"{i}\n".encode()
+        when = 1_700_000_000 + i
+        proc.stdin.write(f"commit refs/heads/main\nmark :{i}\nauthor A <a@e.org> {when} +0000\n"
+                         f"committer A <a@e.org> {when} +0000\ndata {len(message)}\n".encode())
+        proc.stdin.write(message)
+        proc.stdin.write((f"from :{i - 1}\n" if i > 1 else "").encode()
+                         + f"M 644 inline f{i}.txt\ndata {len(data)}\n".encode() + data + b"\n")
+    proc.stdin.close()
+    assert proc.wait() == 0
+    return ["git", str(repo), "--name", "big"]
+
+
 # name -> (what it is, maker of the input and the ingest arguments, megabytes at scale 1)
 INGESTS: dict[str, tuple[str, Callable[[Path, float], list[str]], float]] = {
     "tiny-paragraphs": ("3 MB book: a million one-letter paragraphs", tiny_book, 3.0),
@@ -315,14 +345,19 @@ INGESTS: dict[str, tuple[str, Callable[[Path, float], list[str]], float]] = {
                             paragraphs_at_bound, 61.0),
     "session-at-bound": ("332 MB session of 15.8 MB lines (the defaults: 320 MiB, 16 MiB a line)",
                          session_at_bound, 332.0),
+    "git-at-bound": ("git: 20 commits of 15.9 MB messages (the default --max-commit-bytes is 16 MiB)",
+                     git_at_bound, 318.0),
 }
 
 
-def ingest_rows(scale: float) -> list[dict[str, object]]:
-    """Peak RSS of ``ingest`` (store, then pack in the same process) for each case of ``INGESTS``."""
+def ingest_rows(scale: float, cases: list[str] | None = None) -> list[dict[str, object]]:
+    """Peak RSS of ``ingest`` (store, then pack in the same process) for each case of ``INGESTS``
+    (or those named in ``cases``)."""
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
     rows: list[dict[str, object]] = []
     for name, (what, make, megabytes) in INGESTS.items():
+        if cases and name not in cases:
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
             args = make(folder, megabytes * scale)
@@ -357,9 +392,10 @@ def main() -> None:
     parser.add_argument("--million", action="store_true", help="with --large: also a million chunks")
     parser.add_argument("--ingest", action="store_true", help="personal-record ingest instead")
     parser.add_argument("--scale", type=float, default=1.0, help="with --ingest: input sizes times this")
+    parser.add_argument("--case", nargs="*", choices=sorted(INGESTS), help="with --ingest: cases to run")
     options = parser.parse_args()
     if options.ingest:
-        found = ingest_rows(options.scale)
+        found = ingest_rows(options.scale, options.case)
         print_ingest(found)
         if options.json:
             Path(options.json).write_text(json.dumps(found, indent=1) + "\n")

@@ -70,7 +70,8 @@ def test_one_call_keeps_the_set_it_first_got_even_after_a_commit(home: Home) -> 
     assert cache.get() is not first  # the next call sees the new commit
 
 
-def test_a_long_lived_cache_asks_each_set_it_opens_to_keep_warm(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_long_lived_cache_asks_each_set_it_opens_to_keep_warm(home: Home,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     # The server pays numpy's import once, when it opens its shards; a one-query process never does.
     from episteme_core.bm25.shards import Bm25ShardSet
 
@@ -92,7 +93,8 @@ def test_keeping_a_bm25_set_warm_imports_numpy_and_answers_the_same(home: Home) 
     import sys
 
     script = ("import sys; from pathlib import Path; from episteme_core.store.home import Home; "
-              "from episteme_core.search.warm import ShardCache; from episteme_core.search.query import query; "
+              "from episteme_core.search.warm import ShardCache; "
+              "from episteme_core.search.query import query; "
               f"home = Home(Path({str(home.root)!r})); cold = ShardCache(home).get(); "
               "a = query(home, 'Elizabeth Darcy', shard_set=cold); print('numpy' in sys.modules); "
               "warm = ShardCache(home, long_lived=True).get(); print('numpy' in sys.modules); "

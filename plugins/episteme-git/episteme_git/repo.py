@@ -310,6 +310,21 @@ def list_commits(repo: Repo, rev: str = "HEAD") -> list[str]:
     return [line for line in out.decode("ascii", "replace").split("\n") if line]
 
 
+def object_sizes(repo: Repo, shas: list[str]) -> dict[str, int]:
+    """The size in bytes of each commit object of ``shas`` (headers and message), from one ``git
+    cat-file --batch-check``, which reads no object whole; a sha git lacks, or not a commit, is left
+    out (``read_commits`` reports it)."""
+    if not shas:
+        return {}
+    out = run_git(repo, "cat-file", "--batch-check", stdin=("\n".join(shas) + "\n").encode("ascii"))
+    sizes: dict[str, int] = {}
+    for line in out.decode("ascii", "replace").splitlines():
+        parts = line.split(" ")
+        if len(parts) == 3 and parts[1] == "commit" and parts[2].isdigit():
+            sizes[parts[0]] = int(parts[2])
+    return sizes
+
+
 def read_objects(repo: Repo, shas: list[str]) -> dict[str, bytes]:
     """Raw commit objects, by sha, from one ``git cat-file --batch`` (one it lacks is left out)."""
     if not shas:

@@ -88,7 +88,7 @@ def test_incremental_only_new_commits(repo: tuple[Path, GitRun], home: Path) -> 
     assert invoke(*args).envelope["data"]["captured"] == 1
     log = (home / "log.jsonl").read_bytes()
     again = invoke(*args).envelope["data"]
-    assert again["captured"] == 0 and again["repos"] == {"proj": {"commits": 1, "new": 0}}
+    assert again["captured"] == 0 and again["repos"] == {"proj": {"commits": 1, "new": 0, "tooLarge": 0}}
     assert (home / "log.jsonl").read_bytes() == log
     new = _commit(path, git, "b.txt", b"two\n")
     third = invoke(*args).envelope["data"]
@@ -123,7 +123,7 @@ def test_thousands_of_commits(tmp_path: Path, home: Path, monkeypatch) -> None: 
     result = invoke("ingest", "git", str(path), "--name", "big", "--no-pack", "--json", "--home", str(home))
     assert result.exit_code == 0, result.stderr
     assert result.envelope["data"]["captured"] == count
-    assert result.envelope["data"]["repos"] == {"big": {"commits": count, "new": count}}
+    assert result.envelope["data"]["repos"] == {"big": {"commits": count, "new": count, "tooLarge": 0}}
     sources = invoke("sources", "--json", "--home", str(home)).envelope["data"]["sources"]
     row = next(r for r in sources if r["source"] == "git")
     assert row["records"] == count and row["paragraphs"] == 2 * count
@@ -226,3 +226,49 @@ def test_odd_commits_are_read_with_a_warning_and_never_fail_the_run(repo: tuple[
     assert odd["paragraphs"][0]["text"] == "Who wrote this?"
     stray = _show(home, f"git:proj@{shas[3]}")["record"]
     assert stray["metadata"]["parents"] == [shas[2]]  # the parents git reads, right after the tree
+
+
+def test_a_commit_past_max_commit_bytes_is_skipped_unread_with_a_warning(
+    repo: tuple[Path, GitRun], home: Path
+) -> None:
+    """A commit object at ``--max-commit-bytes`` is read; one byte past it is skipped with
+    ``GIT_COMMIT_TOO_LARGE`` and the rest of the history is stored (a hostile repository's huge
+    message is never held)."""
+    path, git = repo
+    small = _commit(path, git, "a.txt", b"small\n")
+    big = _commit(path, git, "b.txt", b"big " + b"x" * 5000 + b"\n")
+    after = _commit(path, git, "c.txt", b"after\n")
+    size = int(git("cat-file", "-s", big).decode())
+
+    def ingest(bound: int, where: Path) -> dict:  # type: ignore[type-arg]
+        result = invoke("ingest", "git", str(path), "--max-commit-bytes", str(bound), "--no-pack", "--json",
+                        "--home", str(where))
+        assert result.exit_code == 0, result.stderr
+        return result.envelope  # type: ignore[no-any-return]
+
+    at = ingest(size, home)
+    assert at["data"]["captured"] == 3 and at["data"]["repos"]["proj"]["tooLarge"] == 0
+    past = ingest(size - 1, home.parent / "home-past")
+    assert past["data"]["captured"] == 2 and past["data"]["repos"]["proj"]["tooLarge"] == 1
+    warning = next(w for w in past["warnings"] if w["code"] == "GIT_COMMIT_TOO_LARGE")
+    assert big[:12] in warning["message"]
+    assert _show(home.parent / "home-past", f"git:proj@{small}#1")
+    assert _show(home.parent / "home-past", f"git:proj@{after}#1")
+    missing = invoke("show", f"git:proj@{big}#1", "--stale-ok", "--json",
+                     "--home", str(home.parent / "home-past"))
+    assert missing.exit_code != 0
+    for bad in ("0", str(256 * 1024 * 1024 + 1)):
+        refused = invoke("ingest", "git", str(path), "--max-commit-bytes", bad, "--json", "--home", str(home))
+        assert refused.exit_code != 0 and refused.envelope["error"]["code"] == "INVALID_USAGE"
+
+
+def test_batches_are_bounded_by_the_bytes_of_their_commits() -> None:
+    from episteme_git.source import batches
+
+    shas = [f"{i:040x}" for i in range(7)]
+    sizes = {sha: size for sha, size in zip(shas, [10, 10, 30, 5, 5, 100, 1], strict=True)}
+    assert list(batches(shas, sizes, count=3, limit=25)) == [
+        shas[0:2], shas[2:3], shas[3:5], shas[5:6], shas[6:7]]
+    assert list(batches(shas, sizes, count=2, limit=1000)) == [shas[0:2], shas[2:4], shas[4:6], shas[6:7]]
+    assert list(batches(shas, {}, count=4, limit=1)) == [shas[0:4], shas[4:7]]
+    assert list(batches([], sizes, count=3, limit=25)) == []
