@@ -108,4 +108,11 @@ class Cancelled(EpistemeError):
         super().__init__(
             "CANCELLED", f"cancelled by {signal_name}", details={"signal": signal_name}
         )
+        self.signal_name = signal_name
         request_cancel(signal_name)
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        """Unpickled (a worker's cancellation in the parent) from the signal's name, not from the
+        message: an exception is rebuilt from its ``args``, and ``Cancelled("cancelled by SIGTERM")``
+        would record that text as the signal, and the run would end 130 with the message doubled."""
+        return (type(self), (self.signal_name,))
