@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from episteme_core.bm25 import lucene, shardfile
 from episteme_core.bm25.fields import FACETS, FIELD_DEFAULTS, indexed, unit_tokenizer
+from episteme_core.bm25.rows import row_arrays
 from episteme_core.bm25.words import LAYOUT, word_arrays
 from episteme_core.records.hits import epoch_seconds
 from episteme_core.records.trust import NON_PROSE_KINDS
@@ -257,8 +258,6 @@ def build_shard_pieces(
               out=offsets[1:])
     vocab_bytes = "".join(vocab).encode("utf-8")
     del vocab
-    row_offsets = np.zeros(len(row_bytes) + 1, dtype="<u8")
-    np.cumsum(np.fromiter(map(len, row_bytes), dtype=np.int64, count=len(row_bytes)), out=row_offsets[1:])
     arrays: dict[str, tuple[str, bytes | list[bytes]]] = {
         "ids": ("u1", bytes.fromhex("".join(ids))),
         "vocabOffsets": ("u8", offsets.tobytes()),
@@ -270,8 +269,8 @@ def build_shard_pieces(
         # shard alone (more shards, deleted rows) scores the pairs again with its statistics
         "postingsTf": _smallest_unsigned(tf),
         "unitLengths": _smallest_unsigned(lengths),
-        "rowOffsets": ("u8", row_offsets.tobytes()),
-        "rowBytes": ("u1", row_bytes),  # the stored rows as they are: joined once, into the shard
+        # the rows, each deflated against a dictionary of them (``bm25.rows``): joined once, into the shard
+        **row_arrays(row_bytes),
         "times": ("f8", times),
         **arrays_of_words,
     }

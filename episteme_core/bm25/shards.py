@@ -30,6 +30,7 @@ from episteme_core.text.analyzer import analyzer_id, analyzer_params, query_term
 
 if TYPE_CHECKING:
     from episteme_core.bm25.lucene import Collection
+    from episteme_core.bm25.rows import RowInflater
     from episteme_core.stages.bundle import IndexBundle
     from episteme_core.store.home import Home
 
@@ -123,6 +124,9 @@ class Shard:
         self.word_bytes = 4 if self.words and self.file.arrays["wordTerms"]["type"] == "u4" else 2
         # rows of a book's non-prose parts (contents, captions), which the rerank weighs less
         self.non_prose_rows = int(self.meta.get("nonProseRows", self.rows))
+        # rows deflated against the shard's dictionary (``bm25.rows``, layout 3), or stored as they are
+        self._compressed_rows = "rowDict" in self.file.arrays
+        self._inflater: RowInflater | None = None  # made on the first row read
         self._norm_cache: tuple[float, Any] | None = None  # (average, every unit's norm): numpy
         self._norm_list_cache: tuple[float, list[float]] | None = None  # the same, plain Python
 
@@ -266,10 +270,26 @@ class Shard:
         if _DECODER is None:
             _DECODER = JSONDecoder()
         lo, hi = self.file.slice("rowOffsets", row, row + 2)
-        data = _DECODER.decode(self.file.raw("rowBytes", lo, hi).decode("utf-8", "surrogatepass"))
+        stored = self.file.raw("rowBytes", lo, hi)
+        if self._compressed_rows:
+            stored = self._inflated(stored, row)
+        data = _DECODER.decode(stored.decode("utf-8", "surrogatepass"))
         if not isinstance(data, dict):
             raise EpistemeError("INVALID_INPUT", f"shard {self.file.path}: row {row} is not a chunk")
         return data
+
+    def _inflated(self, stored: bytes, row: int) -> bytes:
+        """Row ``row``'s JSON bytes from its compressed ``stored`` bytes (``bm25.rows``)."""
+        import zlib
+
+        if self._inflater is None:
+            from episteme_core.bm25.rows import RowInflater
+
+            self._inflater = RowInflater(self.file.raw("rowDict", 0, self.file.count("rowDict")))
+        try:
+            return self._inflater.inflate(stored)
+        except zlib.error as error:
+            return self.file._fail(f"row {row} does not inflate ({error})")  # type: ignore[no-any-return]
 
     def chunk(self, chunk_id: str) -> Any:
         """The Chunk record ``chunk_id`` (``INVALID_INPUT`` if this shard does not hold it)."""

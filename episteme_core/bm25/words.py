@@ -20,13 +20,28 @@ from __future__ import annotations
 
 import array
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from episteme_core.records.trust import NON_PROSE_KINDS
-from episteme_core.text.analyzer import stem_words, words
+from episteme_core.text.analyzer import stemmer, words
 
-LAYOUT = 2  # shards meta ``layout``: 2 has the ``words`` section (absent: 1, before it)
+# shards meta ``layout``: 3 deflates the stored rows (``bm25.rows``); 2 added the ``words`` section;
+# absent, 1: before it. The indexer rebuilds shards of another layout; a reader opens them all.
+LAYOUT = 3
+
+
+class _TermIds(dict[str, int]):
+    """Normalized word -> the vocabulary id of its stem, each distinct word stemmed once, on first
+    sight (``KeyError`` where the stem is not a term)."""
+
+    def __init__(self, position: dict[str, int], stem: Callable[[str], str]) -> None:
+        super().__init__()
+        self._position, self._stem = position, stem
+
+    def __missing__(self, word: str) -> int:
+        found = self[word] = self._position[self._stem(word)]
+        return found
 
 
 def word_arrays(views: Sequence[dict[str, Any]], language: str,
@@ -34,14 +49,14 @@ def word_arrays(views: Sequence[dict[str, Any]], language: str,
     """The ``words`` section of a one-language shard over ``views`` (``fields.indexed`` rows, in row
     order) whose sorted vocabulary is ``vocab``; empty when a word's term is not in it (never for
     text the shard indexed: left to the text path rather than stored wrong)."""
-    position = dict(zip(vocab, range(len(vocab)), strict=True))
+    term_ids = _TermIds(dict(zip(vocab, range(len(vocab)), strict=True)), stemmer(language))
     kind = "u2" if len(vocab) <= 0xFFFF else "u4"
     terms = array.array("H" if kind == "u2" else "I")
     rows = array.array("Q", [0])
     for view in views:
         text: str = view["text"]
         try:
-            terms.extend(map(position.__getitem__, stem_words(words(text), language)))
+            terms.extend(map(term_ids.__getitem__, words(text)))
         except KeyError:
             return {}
         rows.append(2 * len(text) + (view.get("paragraphKind") in NON_PROSE_KINDS))

@@ -1,0 +1,125 @@
+"""A shard's stored rows are deflated one by one against a dictionary of the shard's own rows: every
+row comes back byte for byte, a small shard gets a small dictionary, a row whose bytes are damaged
+is a clear error, and shards of the layout before (rows as they are) answer the same."""
+
+from __future__ import annotations
+
+import array
+import zlib
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from episteme_core.bm25 import build as build_module
+from episteme_core.bm25 import rows as rows_module
+from episteme_core.bm25 import writer as writer_module
+from episteme_core.bm25.rows import MAX_DICT_BYTES, RowInflater, dictionary, row_arrays
+from episteme_core.bm25.shards import open_shards
+from episteme_core.bm25.words import LAYOUT
+from episteme_core.bm25.writer import index_home
+from episteme_core.errors import EpistemeError
+from episteme_core.search.query import query
+from episteme_core.store.home import Home
+
+from .conftest import make_document
+
+
+def _rows_back(arrays: dict[str, Any]) -> list[bytes]:
+    inflater = RowInflater(arrays["rowDict"][1])
+    offsets = array.array("Q", arrays["rowOffsets"][1])
+    joined = b"".join(arrays["rowBytes"][1])
+    assert offsets[0] == 0 and offsets[-1] == len(joined)
+    return [inflater.inflate(joined[lo:hi]) for lo, hi in zip(offsets, offsets[1:], strict=False)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.binary(max_size=3000), max_size=40))
+def test_every_row_comes_back_byte_for_byte(rows: list[bytes]) -> None:
+    arrays = row_arrays(rows)
+    assert _rows_back(arrays) == rows
+    assert len(arrays["rowDict"][1]) <= min(MAX_DICT_BYTES, sum(map(len, rows)) // rows_module.DICT_SHARE)
+    assert row_arrays(rows) == arrays  # the same rows, the same bytes
+
+
+def test_the_dictionary_is_at_most_32_kib_and_a_sixteenth_of_the_rows() -> None:
+    many = [b'{"id":"%064d","text":"%s"}' % (n, b"word " * 300) for n in range(400)]
+    assert len(dictionary(many)) == MAX_DICT_BYTES
+    few = many[:3]
+    assert len(dictionary(few)) == sum(map(len, few)) // 16
+    assert dictionary(many[:1][:0]) == b"" and dictionary([b"x" * 15]) == b""
+
+
+def test_rows_of_repeated_keys_shrink_to_a_fraction() -> None:
+    rows = [b'{"documentId":"%064x","kind":"paragraph","source":"https://e.org/%d","text":"row %d of the '
+            b'shard, saying what it says"}' % (n * 7919, n, n) for n in range(2000)]
+    stored = sum(map(len, row_arrays(rows)["rowBytes"][1])) + len(dictionary(rows))
+    assert stored < 0.5 * sum(map(len, rows))
+
+
+def test_a_damaged_or_cut_row_does_not_inflate() -> None:
+    rows = [b"the first row, " * 20, b"the second row, " * 20]
+    arrays = row_arrays(rows)
+    inflater = RowInflater(arrays["rowDict"][1])
+    first = arrays["rowBytes"][1][0]
+    with pytest.raises(zlib.error):
+        inflater.inflate(first[:-2])  # cut short: not a whole row
+    with pytest.raises(zlib.error):
+        inflater.inflate(first + arrays["rowBytes"][1][1])  # runs into the next row
+    assert inflater.inflate(first) == rows[0]  # the primed inflater is unharmed
+
+
+def _docs() -> list[Any]:
+    return [make_document(f"https://e.org/{n}", [(f"Part {n}", [f"the whale and the harpoon, number {n}",
+                                                              f"a sea of {n} ships"])]) for n in range(30)]
+
+
+def _plain(result: Any) -> Any:
+    data = attrs.asdict(result)
+    for item in data["results"]:
+        item.pop("shard")  # a rebuilt shard has another name
+    return data
+
+
+def _rows_as_they_are(rows: list[bytes]) -> dict[str, tuple[str, Any]]:
+    """Layout 2's row arrays: the JSON bytes as they are, no dictionary."""
+    offsets = array.array("Q", [0])
+    for row in rows:
+        offsets.append(offsets[-1] + len(row))
+    return {"rowOffsets": ("u8", offsets.tobytes()), "rowBytes": ("u1", list(rows))}
+
+
+def test_a_shard_reads_its_rows_and_a_shard_of_the_layout_before_answers_the_same(  # type: ignore[no-untyped-def]
+        build, monkeypatch: pytest.MonkeyPatch) -> None:
+    new = Home(build(_docs(), name="new"))
+    shards = open_shards(new)
+    assert shards.meta["layout"] == LAYOUT == 3 and "rowDict" in shards.shards[0].file.arrays
+    with monkeypatch.context() as patch:
+        patch.setattr(build_module, "row_arrays", _rows_as_they_are)
+        patch.setattr(writer_module, "LAYOUT", 2)
+        old = Home(build(_docs(), name="old"))
+    before = open_shards(old)
+    assert "rowDict" not in before.shards[0].file.arrays and before.meta["layout"] == 2
+    old_rows = [before.shards[0].row_json(r) for r in range(before.shards[0].rows)]
+    assert old_rows == [shards.shards[0].row_json(r) for r in range(shards.shards[0].rows)]
+    for term in ("whale harpoon", '"a sea"', "ships 7"):
+        assert _plain(query(old, term, limit=10, shard_set=before)) == _plain(
+            query(new, term, limit=10, shard_set=shards))
+    assert index_home(old).resharded  # the next index rebuilds them in this layout
+    after = open_shards(old)
+    assert after.meta["layout"] == LAYOUT and "rowDict" in after.shards[0].file.arrays
+
+
+def test_a_row_that_does_not_inflate_is_a_clear_error(build) -> None:  # type: ignore[no-untyped-def]
+    shard = open_shards(Home(build(_docs()))).shards[0]
+
+    class Broken(RowInflater):
+        def inflate(self, data: bytes | memoryview) -> bytes:
+            return super().inflate(bytes(data)[:-1])
+
+    shard._inflater = Broken(shard.file.raw("rowDict", 0, shard.file.count("rowDict")))
+    with pytest.raises(EpistemeError) as raised:
+        shard.row_json(0)
+    assert raised.value.code == "INVALID_INPUT" and "row 0 does not inflate" in raised.value.message
