@@ -117,6 +117,16 @@ def _quiet_logging() -> None:
     root.setLevel(logging.WARNING)
 
 
+def _open_early(cache: Any) -> None:
+    """Open the committed shards (and let them warm: numpy imported) before the server says it
+    listens, so its first call costs what every later one does. Without an index, or with a stale
+    one, nothing is opened: the first call that needs shards answers the CLI's error."""
+    try:
+        cache.get()
+    except EpistemeError:
+        pass
+
+
 def serve(home: Any, plugins: Any, options: ServeOptions, *, announce: Announce,
           warn: Callable[[str, str], None]) -> dict[str, Any]:
     """Serve ``home``'s tools over MCP until a signal. ``announce(text, data)`` is called once, when the
@@ -136,6 +146,7 @@ def serve(home: Any, plugins: Any, options: ServeOptions, *, announce: Announce,
     from episteme_core.serve.shardcache import ShardCache
 
     cache = ShardCache(home, plugins, long_lived=True)
+    _open_early(cache)
     caller = Caller(tools, home, plugins, cache.get)
     server = EpistemeMCP(caller)
     app = server.streamable_http_app(

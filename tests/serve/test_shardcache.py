@@ -101,3 +101,30 @@ def test_keeping_a_bm25_set_warm_imports_numpy_and_answers_the_same(home: Home) 
               "print(query(home, 'Elizabeth Darcy', shard_set=warm) == a)")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True", "True"]
+
+
+def _maps_numpy(pid: int) -> bool:
+    return "_multiarray_umath" in Path(f"/proc/{pid}/maps").read_text()
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads the server's mapped files from /proc")
+def test_the_server_opens_and_warms_its_shards_before_it_says_it_listens(home: Home, tmp_path: Path) -> None:
+    """Its first call then costs what every later one does (numpy is loaded once the set is warm);
+    a home without an index starts all the same, and its calls answer the CLI's error."""
+    from .conftest import mcp_call, start_server
+
+    served = start_server(home.root)
+    try:
+        assert _maps_numpy(served.proc.pid)
+    finally:
+        served.stop()
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    served = start_server(bare)
+    try:
+        assert not _maps_numpy(served.proc.pid)
+        reply = mcp_call(served.url, "query", {"term": "Elizabeth"})
+        assert reply.is_error, reply
+        assert "index" in reply.content[0].text, reply.content[0].text
+    finally:
+        served.stop()
