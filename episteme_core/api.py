@@ -135,6 +135,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ReadError": ("episteme_core.records.reading", "ReadError"),
     "ReaderSpec": ("episteme_core.records.reading", "ReaderSpec"),
     "BaseReader": ("episteme_core.ask.base_reader", "BaseReader"),
+    "check_reader_options": ("episteme_core.ask.options", "check_reader_options"),
+    "check_number": ("episteme_core.ask.options", "check_number"),
     "reader_messages": ("episteme_core.ask.protocol", "messages"),
     "extract_ids": ("episteme_core.ask.protocol", "extract_ids"),
     "parse_prompt": ("episteme_core.ask.protocol", "parse_prompt"),
@@ -167,7 +169,8 @@ __all__ = [
     "ToolCall", "ToolLike", "Window", "__version__", "accept_stop_signal", "add_float_option",
     "add_global_options",
     "add_int_option", "add_pack_option", "ask", "atomic_write", "build_chunks", "build_index",
-    "build_record", "canonical_bytes", "canonical_text", "chunk_from_json", "crashpoint", "cut_rows",
+    "build_record", "canonical_bytes", "canonical_text",
+    "check_number", "check_reader_options", "chunk_from_json", "crashpoint", "cut_rows",
     "decode_source", "decode_text", "extract_ids", "fingerprint", "float_range", "from_timestamp",
     "fsync_dir", "hookimpl", "id_segment", "ingest_outcome", "iter_chunk_rows", "known_ids", "layout",
     "load_plugins", "loads_strict", "make_identity", "merge_grown", "open_bundle", "open_committed",
@@ -201,6 +204,8 @@ if TYPE_CHECKING:
     from episteme_core.ask.http_reader import HttpReader as HttpReader
     from episteme_core.ask.memory import MemoryChunk as MemoryChunk
     from episteme_core.ask.memory import MemoryShard as MemoryShard
+    from episteme_core.ask.options import check_number as check_number
+    from episteme_core.ask.options import check_reader_options as check_reader_options
     from episteme_core.ask.pool import Pool as ReaderPool
     from episteme_core.ask.protocol import extract_ids as extract_ids
     from episteme_core.ask.protocol import messages as reader_messages

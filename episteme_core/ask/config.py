@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from episteme_core.ask.options import check_number
 from episteme_core.errors import EpistemeError
 from episteme_core.records.reading import ReaderSpec
 
@@ -56,12 +57,11 @@ def check_url(url: Any, where: str) -> str:
 def _number(entry: Mapping[str, Any], key: str, default: float, low: float, high: float,
             where: str, *, integer: bool) -> Any:
     value = entry.get(key, default)
-    wrong_type = isinstance(value, bool) or not isinstance(value, int | float)
-    if wrong_type or (integer and not isinstance(value, int)):
-        raise _fail(where, f"{key} must be {'an integer' if integer else 'a number'}")
-    if not low <= value <= high:
-        raise _fail(where, f"{key} must be between {low:g} and {high:g}, got {value:g}")
-    return value
+    try:
+        check_number(key, value, low, high, integer=integer)
+    except ValueError as problem:
+        raise _fail(where, str(problem)) from None
+    return value  # as written: an integer stays one where a number will do
 
 
 def reader_specs(config: Mapping[str, Any]) -> list[ReaderSpec]:

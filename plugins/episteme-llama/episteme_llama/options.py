@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from episteme_core.api import check_reader_options
 from episteme_llama.defaults import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_MAX_CANDIDATE_TOKENS,
@@ -63,24 +64,14 @@ class LlamaOptions:
 
 def parse_options(raw: Mapping[str, Any]) -> LlamaOptions:
     """Options from a reader entry's extra keys; OptionError naming the first problem."""
-    unknown = sorted(set(raw) - KEYS)
-    if unknown:
-        raise OptionError(f"unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(KEYS))})")
+    try:
+        values: dict[str, Any] = check_reader_options(raw, KEYS, RANGES, none_is_default=("threads",))
+    except ValueError as problem:
+        raise OptionError(str(problem)) from None
     model = raw.get("model")
     if not isinstance(model, str) or not model.strip():
         raise OptionError("model must be the path of a GGUF file")
     mode = raw.get("mode", DEFAULT_MODE)
     if mode not in MODES:
         raise OptionError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-    values: dict[str, Any] = {}
-    for key, (low, high, integer) in RANGES.items():
-        if key not in raw or (key == "threads" and raw[key] is None):
-            continue
-        value = raw[key]
-        wrong_type = isinstance(value, bool) or not isinstance(value, int | float)
-        if wrong_type or (integer and not isinstance(value, int)):
-            raise OptionError(f"{key} must be {'an integer' if integer else 'a number'}")
-        if not low <= value <= high:
-            raise OptionError(f"{key} must be between {low:g} and {high:g}, got {value:g}")
-        values[key] = int(value) if integer else float(value)
     return LlamaOptions(model=os.path.expanduser(model), mode=mode, **values)

@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from episteme_core.api import check_reader_options
 from episteme_onnx.defaults import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_MAX_TOKENS,
@@ -59,9 +60,10 @@ class OnnxOptions:
 
 def parse_options(raw: Mapping[str, Any]) -> OnnxOptions:
     """Options from a reader entry's extra keys; OptionError naming the first problem."""
-    unknown = sorted(set(raw) - KEYS)
-    if unknown:
-        raise OptionError(f"unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(KEYS))})")
+    try:
+        numbers = check_reader_options(raw, KEYS, RANGES)
+    except ValueError as problem:
+        raise OptionError(str(problem)) from None
     model = raw.get("model")
     if not isinstance(model, str) or not model.strip():
         raise OptionError("model must be the path of a model directory (model.onnx and tokenizer.json)")
@@ -70,16 +72,7 @@ def parse_options(raw: Mapping[str, Any]) -> OnnxOptions:
         if raw["windows"] not in WINDOWS:
             raise OptionError(f"windows must be one of {', '.join(WINDOWS)}, not {raw['windows']!r}")
         values["windows"] = raw["windows"]
-    for key, (low, high, integer) in RANGES.items():
-        if key not in raw:
-            continue
-        value = raw[key]
-        wrong_type = isinstance(value, bool) or not isinstance(value, int | float)
-        if wrong_type or (integer and not isinstance(value, int)):
-            raise OptionError(f"{key} must be {'an integer' if integer else 'a number'}")
-        if not low <= value <= high:
-            raise OptionError(f"{key} must be between {low:g} and {high:g}, got {value:g}")
-        values[key] = int(value) if integer else float(value)
+    values.update(numbers)
     for key in PREFIXES:
         if key not in raw:
             continue
