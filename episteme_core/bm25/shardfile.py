@@ -233,6 +233,25 @@ class ShardFile:
             return self._map[lo:hi]  # type: ignore[no-any-return]  # an mmap slices to bytes
         return bytes(self._view[lo:hi])
 
+    def records(self, name: str, indexes: list[int], width: int) -> list[bytes]:
+        """``raw(name, i * width, (i + 1) * width)`` for each ``i`` of ``indexes`` (fixed-width records:
+        the chunk ids of a query's hits), each range checked and its blocks verified, in one call."""
+        offset, size, count, _ = self._specs[name]
+        step = width * size
+        block_size, verified, base = self.block_size, self._verified, self._base
+        source: Any = self._map if self._mapped else self._view
+        out: list[bytes] = []
+        for index in indexes:
+            if not 0 <= index or (index + 1) * width > count:
+                where = f"{name}[{index * width}:{(index + 1) * width}]"
+                self._fail(f"read of {where} is outside the array ({count})")
+            lo = offset + index * step
+            hi = lo + step
+            if lo // block_size not in verified or (hi - 1) // block_size != lo // block_size:
+                self._verify(lo, hi)
+            out.append(bytes(source[base + lo : base + hi]))
+        return out
+
     def values(self, name: str, start: int, stop: int) -> tuple[Any, ...]:
         """``name[start:stop]`` as a tuple of numbers (a few: one read, no view)."""
         lo, hi, code = self._span(name, start, stop)

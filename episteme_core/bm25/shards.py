@@ -475,10 +475,11 @@ class Shard:
 
     def _hits(self, scores: list[float], units: list[int]) -> list[Hit]:
         """The hits of ``units`` scoring ``scores``: each names its unit's first row and chunk."""
-        raw, name = self.file.raw, self.name
+        name = self.name
         rows = [self.unit_rows(unit)[0] for unit in units] if self._runs else units
-        return [Hit(score, raw("ids", 32 * row, 32 * row + 32).hex(), row, name, unit)
-                for score, row, unit in zip(scores, rows, units, strict=True)]
+        ids = self.file.records("ids", rows, 32)
+        return [Hit(score, chunk.hex(), row, name, unit)
+                for score, chunk, row, unit in zip(scores, ids, rows, units, strict=True)]
 
     def _pair_scores(self, start: int, stop: int, again: tuple[float, float] | None) -> Any:
         """The float32 scores of postings ``[start, stop)``: as stored, or scored again with (idf32,
@@ -526,6 +527,10 @@ class Shard:
         over matches (units are sorted by their first chunk's id)."""
         import numpy as np
 
+        plain = not (needed or self.deleted or filters.facet_values() or filters.since is not None)
+        if plain and len(spans) == 1:  # one term, no filter: its postings are the matches, in unit order
+            found, values = self._one_term(spans[0])
+            return self._top(found, values, k, floor)
         scores, touched = self._score_arrays(spans)
         mask = touched
         if needed:
@@ -557,10 +562,26 @@ class Shard:
         elif rows_ok is not None:
             mask &= rows_ok
         found = np.flatnonzero(mask)
+        return self._top(found, scores[found], k, floor)
+
+    def _one_term(self, span: Span) -> tuple[Any, Any]:
+        """The units holding one term and their scores, as ``_score_arrays`` would give them (float64,
+        the factor applied, added to 0.0), without arrays the size of every unit."""
+        start, stop, factor, again = span
+        rows = self.file.numpy("postingsRows", start, stop)
+        if rows.size and int(rows.max()) >= self.unit_count:
+            self.file._fail(f"posting names a unit past {self.unit_count}")
+        values = self._pair_scores_numpy(start, stop, rows, again)
+        return rows, (values if factor is None else values * factor) + 0.0
+
+    def _top(self, found: Any, values: Any, k: int, floor: float | None) -> tuple[list[Hit], int]:
+        """The best ``k`` of the matching units ``found`` (ascending) scoring ``values``, by (-score,
+        unit), and how many matched; ``floor``: as ``ranked`` takes it."""
+        import numpy as np
+
         total = int(found.size)
         if k <= 0 or total == 0:
             return [], total
-        values = scores[found]
         if floor is not None:  # hits below the k-th best of other shards cannot rank
             keep = values >= floor
             found, values = found[keep], values[keep]

@@ -135,3 +135,28 @@ def test_search_over_shards_with_floors_equals_merging_everything(home: Path) ->
         for k in (1, 2, 3, 5, 50):
             hits, total = shard_set.search(terms, k)
             assert hits == everything[:k] and total >= len(everything)
+
+
+def test_a_one_term_query_ranked_from_its_postings_alone_matches_plain_python(tmp_path: Path) -> None:
+    """Without filters or deleted rows, numpy ranks one term from its postings (no array of every
+    unit): the same hits, scores and totals as plain Python, with floors, another idf and another
+    collection's statistics (pairs scored again)."""
+    root = tmp_path / "fresh"
+    commit(root, _docs())
+    ok("--home", str(root), "chunk", "--max-chars", "256", "--overlap-chars", "0")
+    ok("--home", str(root), "index")
+    shard_set = open_shards(Home(root))
+    for shard in shard_set.shards:
+        assert not shard.deleted
+        for query in ("whale", "sea", "p01", "absent"):
+            terms = query_terms(query)
+            options: list[dict[str, object]] = [
+                {}, {"floor": 0.5}, {"floor": 100.0}, {"idf": {terms[0]: 2.5}},
+                {"collection": collection_of(terms, [*shard_set.shards, shard])},
+            ]
+            for k in (0, 1, 3, 100):
+                for option in options:
+                    plain = shard.ranked(terms, k, vectorized=False, **option)  # type: ignore[arg-type]
+                    vector = shard.ranked(terms, k, vectorized=True, **option)  # type: ignore[arg-type]
+                    assert vector == plain, (query, k, option)
+                    assert all(type(hit.score) is float and type(hit.row) is int for hit in vector[0])

@@ -123,3 +123,29 @@ def test_a_row_that_does_not_inflate_is_a_clear_error(build) -> None:  # type: i
     with pytest.raises(EpistemeError) as raised:
         shard.row_json(0)
     assert raised.value.code == "INVALID_INPUT" and "row 0 does not inflate" in raised.value.message
+
+
+def test_the_chunk_ids_of_many_hits_are_read_in_one_call_and_checked(build) -> None:  # type: ignore[no-untyped-def]
+    """``records`` gives what ``raw`` gives for each record, refuses one past the array, and checks
+    the blocks it reads against their hashes."""
+    from pathlib import Path
+
+    from episteme_core.bm25.shardfile import ShardFile, header_sha256
+
+    root = Path(build(_docs()))
+    shard = open_shards(Home(root)).shards[0]
+    rows = [shard.rows - 1, 0, 3, 3]
+    assert shard.file.records("ids", rows, 32) == [shard.file.raw("ids", 32 * r, 32 * r + 32) for r in rows]
+    assert [chunk.hex() for chunk in shard.file.records("ids", rows, 32)] == [shard.chunk_id(r) for r in rows]
+    for outside in (shard.rows, -1):
+        with pytest.raises(EpistemeError, match="outside the array"):
+            shard.file.records("ids", [outside], 32)
+    path = next((root / "shards" / "objects").rglob("*.shard"))
+    data = bytearray(path.read_bytes())
+    start = shard.file._base + shard.file.arrays["ids"]["offset"]
+    data[start + 5] ^= 0xFF  # the first chunk id
+    damaged = root / "damaged.shard"
+    damaged.write_bytes(bytes(data))
+    opened = ShardFile(damaged, size=len(data), header_sha256=header_sha256(bytes(data)))
+    with pytest.raises(EpistemeError, match="does not match its hash"):
+        opened.records("ids", [0], 32)
