@@ -53,11 +53,12 @@ def norms_numpy(lengths: Any, average: float, params: Mapping[str, Any]) -> Any:
 
 
 def scores_numpy(tf: Any, norms: Any, term_idf32: Any) -> Any:
-    """Float32 scores of pairs with counts ``tf`` in units of norms ``norms`` (one per pair) and idf
-    ``term_idf32`` (a float32 scalar or one per pair): ``tf / (norm + tf) * idf32`` in float64."""
+    """Float32 scores of pairs with counts ``tf`` (any integer type) in units of norms ``norms`` (one
+    per pair, float64: a fresh array, ``norm[rows]``, which this computes in and so overwrites) and
+    idf ``term_idf32`` (a float32 scalar or one per pair): ``tf / (norm + tf) * idf32`` in float64."""
     import numpy as np
 
-    part = np.array(norms, dtype=np.float64)
+    part = norms
     part += tf
     np.divide(tf, part, out=part)
     part *= term_idf32

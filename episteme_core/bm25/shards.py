@@ -496,16 +496,17 @@ class Shard:
                                     self.file.slice("postingsRows", start, stop), again[0])
 
     def _pair_scores_numpy(self, start: int, stop: int, rows: Any, again: tuple[float, float] | None) -> Any:
-        """``_pair_scores`` as a float64 numpy array (``rows``: the postings' units)."""
+        """``_pair_scores`` as a float32 numpy array (``rows``: the postings' units): the stored scores
+        (a view of the map), or those scored again."""
         import numpy as np
 
         if again is None:
-            return self.file.numpy("postingsData", start, stop).astype(np.float64)
+            return self.file.numpy("postingsData", start, stop)
         from episteme_core.bm25 import lucene
 
         norms = self._norms(again[1])
-        tf = self.file.numpy("postingsTf", start, stop).astype(np.int32)
-        return lucene.scores_numpy(tf, norms[rows], np.float32(again[0])).astype(np.float64)
+        tf = self.file.numpy("postingsTf", start, stop)
+        return lucene.scores_numpy(tf, norms.take(rows), np.float32(again[0]))
 
     def _norms(self, average: float) -> Any:
         """Every unit's length normalisation at ``average`` (kept for the last average asked)."""
@@ -567,12 +568,20 @@ class Shard:
     def _one_term(self, span: Span) -> tuple[Any, Any]:
         """The units holding one term and their scores, as ``_score_arrays`` would give them (float64,
         the factor applied, added to 0.0), without arrays the size of every unit."""
+        import numpy as np
+
         start, stop, factor, again = span
-        rows = self.file.numpy("postingsRows", start, stop)
-        if rows.size and int(rows.max()) >= self.unit_count:
-            self.file._fail(f"posting names a unit past {self.unit_count}")
-        values = self._pair_scores_numpy(start, stop, rows, again)
+        rows = self._posting_units(start, stop)
+        values = self._pair_scores_numpy(start, stop, rows, again).astype(np.float64)
         return rows, (values if factor is None else values * factor) + 0.0
+
+    def _posting_units(self, start: int, stop: int) -> Any:
+        """The units of postings ``[start, stop)`` (one term's, ascending as the builder writes them
+        and the block hashes hold them: the last is the largest)."""
+        rows = self.file.numpy("postingsRows", start, stop)
+        if rows.size and int(rows[-1]) >= self.unit_count:
+            self.file._fail(f"posting names a unit past {self.unit_count}")
+        return rows
 
     def _top(self, found: Any, values: Any, k: int, floor: float | None) -> tuple[list[Hit], int]:
         """The best ``k`` of the matching units ``found`` (ascending) scoring ``values``, by (-score,
@@ -616,11 +625,9 @@ class Shard:
         scores = np.zeros(self.unit_count, dtype=np.float64)
         touched = np.zeros(self.unit_count, dtype=bool)
         for start, stop, factor, again in spans:
-            rows = self.file.numpy("postingsRows", start, stop)
-            if rows.size and int(rows.max()) >= self.unit_count:
-                self.file._fail(f"posting names a unit past {self.unit_count}")
-            values = self._pair_scores_numpy(start, stop, rows, again)
-            scores[rows] += values if factor is None else values * factor
+            rows = self._posting_units(start, stop)
+            values = self._pair_scores_numpy(start, stop, rows, again)  # float32: added as float64
+            scores[rows] += values if factor is None else values.astype(np.float64) * factor
             touched[rows] = True
         return scores, touched
 
