@@ -9,10 +9,12 @@ every question of ``../shared/eval/dev-questions.jsonl`` through the CLI (`query
 - `query`, whole result: the result's text (a chunk, or a run of paragraphs for records) holds an
   answer phrase (asked with the largest `--max-chars`, so the snippet is the whole text);
 - `query`, default snippet: the snippet that `--max-chars 1200` shows holds it;
-- `ask`: a paragraph of the answer holds it (rank = the place of that paragraph in the order readers
-  named them, ``priority``); the answer's characters and paragraphs are averaged per group. `ask`
-  offers Claude's tool output (where most answers of the chat questions are), `ask --exclude-marked`
-  prose only, `ask --include-marked` every marked paragraph (thinking, summaries, a book's contents);
+- `ask`: a paragraph of the answer holds it, cited at the question's file (its own place, or one of
+  the places its identical text is also at, ``alsoAt``) (rank = the place of that paragraph in the
+  order readers named them, ``priority``); the answer's characters and paragraphs are averaged per
+  group. `ask` offers Claude's tool output (where most answers of the chat questions are),
+  `ask --exclude-marked` prose only, `ask --include-marked` every marked paragraph (thinking,
+  summaries, a book's contents);
 - the plain-bm25s baseline of ``../shared/eval/baseline.py`` (6,000-char windows, English stemmer,
   stop words), computed in the same run from the same files.
 
@@ -153,10 +155,13 @@ def first_hit(passages: Sequence[tuple[str | None, str]], question: dict[str, An
 
 def ask_rank(answer: dict[str, Any], question: dict[str, Any], owners: dict[str, str]) -> int | None:
     """1-based place, among the answer's paragraphs in the order readers named them (``priority``), of
-    the first that holds a phrase; None when the answer does not hold one."""
+    the first that holds a phrase and is cited at the question's file (its own place, or one of the
+    places its identical text is also at, ``alsoAt``); None when the answer does not hold one."""
     for p in sorted(answer["paragraphs"], key=lambda p: p["priority"]):
         source = p["recordId"] if p["recordId"] in owners else p["citation"].get("url", p["source"])
-        if first_hit([(source, p["text"])], question, owners) is not None:
+        # the same text found at other places (another rendering of one RFC) is cited there too
+        also = [ref.split("#", 1)[0] for ref in p.get("alsoAt") or ()]
+        if any(first_hit([(s, p["text"])], question, owners) is not None for s in [source, *also]):
             return int(p["priority"])
     return None
 

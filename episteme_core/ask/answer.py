@@ -137,19 +137,23 @@ def time_key(paragraph: StoredParagraph | AnswerParagraph) -> tuple[Any, ...]:
     return (0, moment.timestamp(), paragraph.record_id, n, paragraph.chunk_id, offset)
 
 
-# The passage an answer names first is shown whole (all its paragraphs: the likeliest answer, in its
-# context) when it takes at most this share of the budget, so a third always remains for the next
-# passages; the others show the paragraphs that bear on the question. (Measured on the dev set: the
-# answer held 0.740 of questions at the 3,000-character default, 0.688 with every passage compacted;
-# any share from a half to three quarters held 0.727 to 0.740, on both halves.)
+# The passage an answer names first is given this share of the budget, so a third always remains for
+# the next passages: all its paragraphs, whole, when they fit; else what bears, a long paragraph's
+# window widened into the room left (``candidates.widened``). The others show what bears. (Measured on
+# the dev set: the answer held 0.740 of questions at the 3,000-character default, 0.688 with every
+# passage compacted; any share from a half to three quarters held 0.727 to 0.740, on both halves.)
 FIRST_PASSAGE_SHARE = 2 / 3
 
 
-def shown(paragraphs: Sequence[StoredParagraph], place: int, budget: int) -> list[StoredParagraph]:
-    """What a named passage shows, in the order it is named: the first one's (``place`` 0) whole when
-    it fits ``FIRST_PASSAGE_SHARE`` of ``budget`` (its bearing paragraphs named first, then the rest),
-    else (and for every other) its bearing paragraphs. The answer lists them in time order."""
+def shown(paragraphs: Sequence[StoredParagraph], place: int, budget: int,
+          wide: Sequence[StoredParagraph] | None = None) -> list[StoredParagraph]:
+    """What a named passage shows, in the order it is named: the first one's (``place`` 0) as
+    ``wide`` has it (the passage as it shows when named first, ``candidates.widened``), else whole
+    when it fits ``FIRST_PASSAGE_SHARE`` of ``budget``; its bearing paragraphs named first, then the
+    rest. Every other passage shows its bearing paragraphs. The answer lists them in time order."""
     bearing = [p for p in paragraphs if p.bearing]
+    if place == 0 and wide:
+        return [p for p in wide if p.bearing] + [p for p in wide if not p.bearing]
     if place == 0 and sum(len(p.text) for p in paragraphs) <= budget * FIRST_PASSAGE_SHARE:
         return bearing + [p for p in paragraphs if not p.bearing]
     return bearing
@@ -166,7 +170,7 @@ def assemble(named: Sequence[Named], budget: int) -> Assembly:
     also: dict[int, list[str]] = {}
     for item in ordered:
         p = item.paragraph
-        keys = [("chunk", p.chunk_id, p.span), ("text", p.text)]
+        keys = [("chunk", p.chunk_id, p.span), ("text", " ".join(p.text.split()))]
         if p.n is not None:  # a record's reference names one paragraph; a document's anchor, several blocks
             keys.append(("ref", p.ref))
         hit = next((by_key[k] for k in keys if k in by_key), None)

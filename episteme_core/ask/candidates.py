@@ -43,6 +43,9 @@ class CandidatePassage:
 
     paragraphs: tuple[StoredParagraph, ...]
     score: float
+    # the passage as the answer shows it when it names it first, in ``wide`` characters (``widened``);
+    # None when no width was asked
+    wide: tuple[StoredParagraph, ...] | None = None
 
     @property
     def text(self) -> str:
@@ -131,7 +134,8 @@ def paragraphs_of(shard: Shard, chunk_id: str, score: float, chunk: Any) -> list
 
 def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None,
                   marked: str = OFFER, idf: dict[str, float] | None = None,
-                  terms: Sequence[str] | None = None, collection: Any = None) -> list[CandidatePassage]:
+                  terms: Sequence[str] | None = None, collection: Any = None,
+                  wide: int | None = None) -> list[CandidatePassage]:
     """The shard's best ``wanted`` passages for ``question``, filters applied, the best BM25 ones
     reranked by the proximity of the question's ``terms`` as ``query`` ranks them
     (``index.proximity``).
@@ -189,9 +193,12 @@ def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None
                 continue
             kept.extend(paragraphs_of(shard, str(chunk_id), score, chunk))
         bears = {id(p) for p in bearing(kept, weights, languages)}  # the rest: for the answer's first
-        kept = [attrs.evolve(excerpted(p, weights, languages), bearing=id(p) in bears) for p in kept]
+        kept = [attrs.evolve(p, bearing=id(p) in bears) for p in kept]
+        compact = [excerpted(p, weights, languages) for p in kept]
+        wider = widened(kept, compact, wide) if wide else None
+        kept = compact
         if kept:
-            out.append(CandidatePassage(tuple(kept), float(score)))
+            out.append(CandidatePassage(tuple(kept), float(score), wider))
             if len(out) >= wanted:
                 break
     return out
@@ -252,6 +259,49 @@ def excerpted(paragraph: StoredParagraph, weights: dict[str, float],
     from episteme_core.search.snippets import best_window
 
     start, end = best_window(paragraph.text, weights, EXCERPT_CHARS, languages)
+    base = paragraph.span[0] if paragraph.span else 0
+    stored = paragraph.stored_chars if paragraph.span else len(paragraph.text)
+    return attrs.evolve(paragraph, text=paragraph.text[start:end], span=(base + start, base + end),
+                        stored_chars=stored)
+
+
+def widened(paragraphs: Sequence[StoredParagraph], compact: Sequence[StoredParagraph],
+             chars: int) -> tuple[StoredParagraph, ...]:
+    """The passage as the answer shows it when it names it first, in ``chars`` characters: all its
+    paragraphs, whole (a long one too), when they fit; else what its ``compact`` form shows (the
+    bearing paragraphs; ``compact[i]`` is ``paragraphs[i]`` as offered), a long one's window widened
+    around what it showed into the room the others leave (``window_around``: from the sentence it
+    began in, the room after it), a verbatim slice with its span."""
+    if len(SEPARATOR.join(p.text for p in paragraphs)) <= chars:
+        return tuple(paragraphs)
+    from episteme_core.search.snippets import window_around
+
+    shown = [(p, c) for p, c in zip(paragraphs, compact, strict=True) if c.bearing]
+    room = chars - sum(len(c.text) for _, c in shown)
+    out = []
+    for p, c in shown:
+        if c.span == p.span or room <= 0:  # shown whole, or no room left to widen it
+            out.append(c)
+            continue
+        lo = _offset_in(p, c)
+        start, end = window_around(p.text, (lo, lo + len(c.text)), len(c.text) + room)
+        if start > lo or end < lo + len(c.text):
+            out.append(c)
+            continue
+        out.append(p if (start, end) == (0, len(p.text)) else _sliced(p, start, end))
+        room -= (end - start) - len(c.text)
+    return tuple(out)
+
+
+def _offset_in(paragraph: StoredParagraph, shown: StoredParagraph) -> int:
+    """Where ``shown`` (``paragraph`` or its excerpt) starts in ``paragraph``'s text."""
+    if shown.span is None:
+        return 0
+    return shown.span[0] - (paragraph.span[0] if paragraph.span else 0)
+
+
+def _sliced(paragraph: StoredParagraph, start: int, end: int) -> StoredParagraph:
+    """The characters ``[start, end)`` of a paragraph's text, with its span in the stored text."""
     base = paragraph.span[0] if paragraph.span else 0
     stored = paragraph.stored_chars if paragraph.span else len(paragraph.text)
     return attrs.evolve(paragraph, text=paragraph.text[start:end], span=(base + start, base + end),

@@ -15,7 +15,15 @@ from typing import Any
 
 import attrs
 
-from episteme_core.ask.answer import AnswerParagraph, Named, Omitted, assemble, parse_time, shown
+from episteme_core.ask.answer import (
+    FIRST_PASSAGE_SHARE,
+    AnswerParagraph,
+    Named,
+    Omitted,
+    assemble,
+    parse_time,
+    shown,
+)
 from episteme_core.ask.candidates import (
     EXCLUDE,
     INCLUDE,
@@ -202,10 +210,10 @@ def _idf(shards: Sequence[Shard], terms: Sequence[str]) -> dict[str, float] | No
 
 def shard_candidates(shard: Any, question: str, wanted: int, since: str | None, marked: str,
                      idf: dict[str, float] | None, terms: list[str] | None,
-                     collection: Any = None) -> list[CandidatePassage]:
+                     collection: Any = None, wide: int | None = None) -> list[CandidatePassage]:
     """``candidates_of`` with positional arguments: what a worker runs for each shard it holds."""
     return candidates_of(shard, question, wanted, since=since, marked=marked, idf=idf, terms=terms,
-                         collection=collection)
+                         collection=collection, wide=wide)
 
 
 def _collection(opened: Any, terms: Sequence[str], shards: Sequence[Shard]) -> Any:
@@ -293,11 +301,12 @@ def _ask(home: Any, options: AskOptions, plugins: Any, warn: Warn, shards: Seque
     terms = _terms(all_shards, options.question, terms_of)
     idf = _idf(all_shards, terms)
     collection = _collection(opened, terms, all_shards)
+    wide = int(options.budget * FIRST_PASSAGE_SHARE)  # what the passage named first may show
     fan = getattr(opened, "executor", None)  # shards fanned out to Dask workers (--executor dask://)
     asked = (fan.ask_shards(all_shards, shard_candidates, options.question, options.candidates,
-                            options.since, marked, idf, terms, collection) if fan is not None
+                            options.since, marked, idf, terms, collection, wide) if fan is not None
              else [shard_candidates(shard, options.question, options.candidates, options.since,
-                                    marked, idf, terms, collection) for shard in all_shards])
+                                    marked, idf, terms, collection, wide) for shard in all_shards])
     for shard, found in zip(all_shards, asked, strict=True):
         by_shard[shard.name] = {f"p{i}": p for i, p in enumerate(found, start=1)}
     cover = coverage_function(all_shards, options.question)
@@ -337,7 +346,8 @@ def _ask(home: Any, options: AskOptions, plugins: Any, warn: Warn, shards: Seque
         best = max((p.score for p in labelled.values()), default=0.0) or 1.0
         for rank, lab in enumerate(read.labels):
             passage = labelled[lab]
-            for position, paragraph in enumerate(shown(passage.paragraphs, place[rank], options.budget)):
+            for position, paragraph in enumerate(shown(passage.paragraphs, place[rank], options.budget,
+                                                       passage.wide)):
                 named.append(Named(paragraph, read.reader, lab, place[rank], passage.score / best,
                                    read.scores.get(lab), position=position))
         reports.append(ShardReport(request.shard, request.source, len(request.candidates), len(read.labels),

@@ -143,6 +143,24 @@ def best_window(text: str, weights: Mapping[str, float], max_chars: int,
     return start, _end_at_word(text, start, max_chars)
 
 
+def window_around(text: str, span: tuple[int, int], max_chars: int) -> tuple[int, int]:
+    """``[start, end)`` of at most ``max_chars`` characters of ``text`` that holds ``span`` (the part
+    that must be shown): from the start of the sentence (or table row) ``span`` begins in, the room
+    left after it, as the snippet's rule has it (the words a question shares with a passage tend to
+    come before the answer); near the end it opens earlier, to use the whole budget. The whole text
+    when it fits. It holds ``span`` when ``span`` and 100 characters of room fit in ``max_chars``
+    (the sentence start is looked for within half the room; the end moves back to a word boundary by
+    up to 40 characters)."""
+    if len(text) <= max_chars:
+        return 0, len(text)
+    lo, hi = span
+    room = max(0, max_chars - (hi - lo))
+    start = _boundary_before(text, lo, max(0, lo - room // 2))
+    if start + max_chars > len(text):  # near the end: use the whole budget, from a sentence start
+        start = _word_start_after(text, max(0, len(text) - max_chars), start)
+    return start, _end_at_word(text, start, max_chars)
+
+
 def _word_start_after(text: str, position: int, limit: int) -> int:
     """The first sentence (else word) start at or after ``position`` and not after ``limit``."""
     if position == 0 or position >= limit:

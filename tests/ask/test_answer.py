@@ -33,6 +33,10 @@ def test_dedup_by_chunk_ref_and_text() -> None:
     out = assemble([named(a), named(again), named(copy), named(other)], 1000)
     assert [p.ref for p in out.paragraphs] == ["r:a#1", "r:c#1"]
     assert out.paragraphs[0].also_at == ["r:b#4"]
+    # the same words laid out otherwise (another rendering of one document) are the same text
+    spaced = para("r:d#2", "same\n  words ", "2021-01-01")
+    out = assemble([named(a), named(spaced)], 1000)
+    assert [p.ref for p in out.paragraphs] == ["r:a#1"] and out.paragraphs[0].also_at == ["r:d#2"]
 
 
 def test_budget_keeps_whole_paragraphs_best_first_and_lists_the_rest() -> None:
@@ -88,3 +92,8 @@ def test_the_first_passage_shows_whole_when_it_fits_two_thirds_of_the_budget_the
     assert [p.n for p in shown(passage, 0, 449)] == [2]  # past two thirds: what bears, as any other
     assert [p.n for p in shown(passage, 1, 100_000)] == [2]  # not the first: what bears only
     assert FIRST_PASSAGE_SHARE == 2 / 3
+    # given what it shows when named first (``candidates.widened``), the first shows that, what bears
+    # first
+    window = [passage[1], passage[2]]
+    assert [p.n for p in shown(passage, 0, 449, window)] == [2, 3]
+    assert [p.n for p in shown(passage, 1, 449, window)] == [2]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import pytest
 
 from episteme_core.ask.answer import StoredParagraph
@@ -15,6 +16,7 @@ from episteme_core.ask.candidates import (
     candidates_of,
     continued,
     excerpted,
+    widened,
 )
 from episteme_core.ask.memory import MemoryChunk, MemoryShard
 from episteme_core.ask.run import AskOptions, ask
@@ -171,3 +173,51 @@ def test_a_long_paragraph_shows_its_best_window_verbatim() -> None:
     assert "The white whale took his leg off." in shown.text
     past = "x" * EXCERPT_FROM + "."
     assert excerpted(_run([past])[0], {"x": 1.0}, ["english"]).span == (0, EXCERPT_CHARS)
+
+
+def test_the_passage_named_first_is_shown_whole_or_its_long_paragraph_widened() -> None:
+    """``widened``: a passage that fits the width is shown whole, its long paragraphs too; one that
+    does not shows what bears, a long bearing paragraph's window widened around what it showed into
+    the room left (a verbatim slice, from the sentence it began in); nothing that does not bear is
+    added."""
+    filler = "Nothing to see in this sentence at all. "
+    long = filler * 40 + "The white whale took his leg off. It sank at noon. " + filler * 80
+    paragraphs = _run(["A whale!", long, filler * 3, "The end."])
+    weights = {"whale": 2.0, "leg": 1.0}
+    bears = {id(p) for p in bearing(paragraphs, weights, ["english"])}
+    kept = [attrs.evolve(p, bearing=id(p) in bears) for p in paragraphs]
+    compact = [excerpted(p, weights, ["english"]) for p in kept]
+    assert [p.n for p in compact if p.bearing] == [2] and compact[1].span is not None
+    assert len(compact[1].text) <= EXCERPT_CHARS
+    wide = widened(kept, compact, 2000)
+    assert [p.n for p in wide] == [2]  # what bears only
+    shown = wide[0]
+    assert shown.span is not None and long[shown.span[0] : shown.span[1]] == shown.text
+    assert compact[1].text in shown.text and len(compact[1].text) < len(shown.text) <= 2000
+    assert shown.span[0] == compact[1].span[0]  # from the sentence the compact window began in
+    whole = widened(kept, compact, 100_000)
+    assert whole == tuple(kept) and whole[1].text == long  # it fits: all of it, whole
+    assert widened(kept, compact, 10) == tuple(c for c in compact if c.bearing)  # no room: as offered
+
+
+def test_the_first_passage_of_an_answer_widens_its_long_paragraph_the_next_do_not() -> None:
+    """Through ``ask``: the passage named first shows its long bearing paragraph's window widened to
+    two thirds of the budget (the answer often lies just past the question's words); a long paragraph
+    of a passage named later shows its window of ``EXCERPT_CHARS``."""
+    filler = "Nothing to see in this sentence at all. "
+    first = MemoryChunk("book:c/x#1", f"{filler * 30}The whale, the whale and the harpoon met. {filler * 30}",
+                        "book:c/x", 1, None, "books")
+    later = MemoryChunk("book:c/y#1", f"{filler * 30}A harpoon missed a whale. {filler * 30}",
+                        "book:c/y", 1, None, "books")
+    shards = [MemoryShard("books-0001", "books", [first, later])]
+    result = ask(Home(Path("/nonexistent-home")), AskOptions(question="whale harpoon", budget=3000,
+                                                              reader="bm25"),
+                 plugins=PLUGINS, warn=Warnings(), shards=shards)
+    validate(unstructure(result), "ask-result")
+    by_ref = {p.ref: p for p in result.paragraphs}
+    assert EXCERPT_CHARS < by_ref["book:c/x#1"].chars <= 2000
+    assert by_ref["book:c/y#1"].chars <= EXCERPT_CHARS
+    for p in result.paragraphs:
+        stored = shards[0].chunk(p.chunk_id).text
+        assert p.excerpt is not None and p.excerpt.chars == len(stored)
+        assert stored[p.excerpt.start : p.excerpt.end] == p.text

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from episteme_core.search.query import parse_term, snippet_window
-from episteme_core.search.snippets import best_window
+from episteme_core.search.snippets import best_window, window_around
 from episteme_core.testing import invoke, validate
 from episteme_core.text.analyzer import stemmer
 
@@ -91,6 +93,35 @@ def test_windows_are_bounded_and_verbatim() -> None:
         assert 0 < end - start <= max_chars and text[start:end].strip()
     assert snippet_window("short text", ["x"], 80) == (0, 10)
     assert snippet_window("nothing matches " * 20, ["zzz"], 80)[0] == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(sentences=st.lists(st.text(alphabet="abc ", min_size=1, max_size=60), min_size=1, max_size=40),
+       lo=st.integers(0, 3000), length=st.integers(0, 400), room=st.integers(100, 1500))
+def test_a_window_around_a_span_holds_it_bounded_and_from_a_sentence_start(
+        sentences: list[str], lo: int, length: int, room: int) -> None:
+    """``window_around`` keeps what must be shown (a span and 100 characters or more of room) inside
+    a window of at most ``max_chars``; the whole text when it fits."""
+    text = ". ".join(sentences)
+    lo = min(lo, len(text))
+    hi = min(len(text), lo + length)
+    max_chars = hi - lo + room
+    start, end = window_around(text, (lo, hi), max_chars)
+    assert 0 <= start <= lo and hi <= end <= len(text) and end - start <= max_chars
+    if len(text) <= max_chars:
+        assert (start, end) == (0, len(text))
+
+
+def test_a_window_around_a_span_opens_at_its_sentence_and_gives_the_room_after() -> None:
+    text = "First sentence here. " * 50 + "Then the answer sits in this sentence. " + "Later words. " * 50
+    lo = text.index("the answer")
+    hi = lo + len("the answer sits in this sentence.")
+    start, end = window_around(text, (lo, hi), 400)
+    assert text[start:].startswith("Then the answer")  # the sentence the span begins in
+    assert end - start > 360 and end - hi > 300  # the room goes after it
+    near_end = window_around(text, (len(text) - 10, len(text)), 400)
+    assert near_end[1] == len(text) and near_end[1] - near_end[0] > 350  # the whole budget is used
+    assert text[near_end[0]:].startswith("Later words.")
 
 
 def test_quotes_are_parsed() -> None:
