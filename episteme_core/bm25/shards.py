@@ -124,7 +124,7 @@ class Shard:
         self.word_bytes = 4 if self.words and self.file.arrays["wordTerms"]["type"] == "u4" else 2
         # rows of a book's non-prose parts (contents, captions), which the rerank weighs less
         self.non_prose_rows = int(self.meta.get("nonProseRows", self.rows))
-        # rows deflated against the shard's dictionary (``bm25.rows``, layout 3), or stored as they are
+        # rows compressed against the shard's dictionary (``bm25.rows``, layouts 3 and 4), or as they are
         self._compressed_rows = "rowDict" in self.file.arrays
         self._inflater: RowInflater | None = None  # made on the first row read
         self._norm_cache: tuple[float, Any] | None = None  # (average, every unit's norm): numpy
@@ -279,16 +279,18 @@ class Shard:
         return data
 
     def _inflated(self, stored: bytes, row: int) -> bytes:
-        """Row ``row``'s JSON bytes from its compressed ``stored`` bytes (``bm25.rows``)."""
-        import zlib
+        """Row ``row``'s JSON bytes from its compressed ``stored`` bytes (``bm25.rows``: Zstandard,
+        or a layout-3 shard's deflate)."""
+        from episteme_core.bm25.rows import RowError
 
         if self._inflater is None:
             from episteme_core.bm25.rows import RowInflater
 
-            self._inflater = RowInflater(self.file.raw("rowDict", 0, self.file.count("rowDict")))
+            self._inflater = RowInflater(self.file.raw("rowDict", 0, self.file.count("rowDict")),
+                                         int(self.meta.get("layout", 1)))
         try:
             return self._inflater.inflate(stored)
-        except zlib.error as error:
+        except RowError as error:
             return self.file._fail(f"row {row} does not inflate ({error})")  # type: ignore[no-any-return]
 
     def chunk(self, chunk_id: str) -> Any:

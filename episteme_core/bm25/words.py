@@ -26,9 +26,10 @@ from typing import Any
 from episteme_core.records.trust import NON_PROSE_KINDS
 from episteme_core.text.analyzer import stemmer, words
 
-# shards meta ``layout``: 3 deflates the stored rows (``bm25.rows``); 2 added the ``words`` section;
-# absent, 1: before it. The indexer rebuilds shards of another layout; a reader opens them all.
-LAYOUT = 3
+# shards meta ``layout``: 4 compresses the stored rows with Zstandard (``bm25.rows``), 3 deflated them;
+# 2 added the ``words`` section; absent, 1: before it. The indexer rebuilds shards of another layout;
+# a reader opens them all.
+LAYOUT = 4
 
 
 class _TermIds(dict[str, int]):

@@ -1,6 +1,7 @@
-"""A shard's stored rows are deflated one by one against a dictionary of the shard's own rows: every
-row comes back byte for byte, a small shard gets a small dictionary, a row whose bytes are damaged
-is a clear error, and shards of the layout before (rows as they are) answer the same."""
+"""A shard's stored rows are compressed one by one (Zstandard) against a dictionary of the shard's own
+rows: every row comes back byte for byte, a small shard gets a small dictionary, a row whose bytes
+are damaged is a clear error, and shards of the layouts before (rows deflated, rows as they are)
+answer the same and are rebuilt by the next index."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 from episteme_core.bm25 import build as build_module
 from episteme_core.bm25 import rows as rows_module
 from episteme_core.bm25 import writer as writer_module
-from episteme_core.bm25.rows import MAX_DICT_BYTES, RowInflater, dictionary, row_arrays
+from episteme_core.bm25.rows import MAX_DICT_BYTES, RowError, RowInflater, dictionary, row_arrays
 from episteme_core.bm25.shards import open_shards
 from episteme_core.bm25.words import LAYOUT
 from episteme_core.bm25.writer import index_home
@@ -44,12 +45,15 @@ def test_every_row_comes_back_byte_for_byte(rows: list[bytes]) -> None:
     assert row_arrays(rows) == arrays  # the same rows, the same bytes
 
 
-def test_the_dictionary_is_at_most_32_kib_and_a_sixteenth_of_the_rows() -> None:
-    many = [b'{"id":"%064d","text":"%s"}' % (n, b"word " * 300) for n in range(400)]
-    assert len(dictionary(many)) == MAX_DICT_BYTES
+def test_the_dictionary_is_at_most_64_kib_and_a_sixteenth_of_the_rows() -> None:
+    many = [b'{"id":"%064d","text":"%s"}' % (n, b"word " * 300) for n in range(800)]
+    assert len(dictionary(many)) == MAX_DICT_BYTES == 64 * 1024
     few = many[:3]
     assert len(dictionary(few)) == sum(map(len, few)) // 16
     assert dictionary(many[:1][:0]) == b"" and dictionary([b"x" * 15]) == b""
+    # at and just past the shortest dictionary Zstandard takes (8 bytes): 128 and 127 bytes of rows
+    assert len(dictionary([b"y" * 128])) == 8 and dictionary([b"y" * 127]) == b""
+    assert _rows_back(row_arrays([b"y" * 128])) == [b"y" * 128]
 
 
 def test_rows_of_repeated_keys_shrink_to_a_fraction() -> None:
@@ -64,11 +68,27 @@ def test_a_damaged_or_cut_row_does_not_inflate() -> None:
     arrays = row_arrays(rows)
     inflater = RowInflater(arrays["rowDict"][1])
     first = arrays["rowBytes"][1][0]
-    with pytest.raises(zlib.error):
+    with pytest.raises(RowError):
         inflater.inflate(first[:-2])  # cut short: not a whole row
-    with pytest.raises(zlib.error):
+    with pytest.raises(RowError):
         inflater.inflate(first + arrays["rowBytes"][1][1])  # runs into the next row
-    assert inflater.inflate(first) == rows[0]  # the primed inflater is unharmed
+    with pytest.raises(RowError):
+        inflater.inflate(b"\x00" * len(first))  # not a frame at all
+    assert inflater.inflate(first) == rows[0]  # the inflater is unharmed
+
+
+def test_rows_are_the_same_bytes_on_every_run_and_carry_no_dictionary_id_or_checksum() -> None:
+    """What a row's frame holds is only what opening it needs: the same rows give the same bytes,
+    and a frame's header names no dictionary id and no checksum (the shard's block hashes check the
+    bytes), so the shard's name depends on the rows and the library's version alone."""
+    import zstandard
+
+    rows = [b'{"id":"%064d","text":"row %d"}' % (n, n) for n in range(300)]
+    first, second = row_arrays(rows), row_arrays(list(rows))
+    assert first == second
+    for frame in first["rowBytes"][1][:5]:
+        params = zstandard.get_frame_parameters(frame)
+        assert params.dict_id == 0 and not params.has_checksum and params.content_size > 0
 
 
 def _docs() -> list[Any]:
@@ -83,6 +103,25 @@ def _plain(result: Any) -> Any:
     return data
 
 
+def _rows_deflated(rows: list[bytes]) -> dict[str, tuple[str, Any]]:
+    """Layout 3's row arrays, written as layout 3 wrote them: each row raw-deflated at level 2 against
+    a dictionary of at most 32 KiB of up to 32 of the shard's rows."""
+    count = min(32, len(rows))
+    size = min(32 * 1024, sum(map(len, rows)) // 16)
+    picked = sorted({i * len(rows) // count for i in range(count)}) if rows else []
+    zdict = b"".join(rows[i] for i in picked)[-size:] if size else b""
+    primed = (zlib.compressobj(2, zlib.DEFLATED, -15, zdict=zdict) if zdict
+              else zlib.compressobj(2, zlib.DEFLATED, -15))
+    stored = []
+    for row in rows:
+        compressor = primed.copy()
+        stored.append(compressor.compress(row) + compressor.flush())
+    offsets = array.array("Q", [0])
+    for piece in stored:
+        offsets.append(offsets[-1] + len(piece))
+    return {"rowDict": ("u1", zdict), "rowOffsets": ("u8", offsets.tobytes()), "rowBytes": ("u1", stored)}
+
+
 def _rows_as_they_are(rows: list[bytes]) -> dict[str, tuple[str, Any]]:
     """Layout 2's row arrays: the JSON bytes as they are, no dictionary."""
     offsets = array.array("Q", [0])
@@ -91,17 +130,20 @@ def _rows_as_they_are(rows: list[bytes]) -> dict[str, tuple[str, Any]]:
     return {"rowOffsets": ("u8", offsets.tobytes()), "rowBytes": ("u1", list(rows))}
 
 
-def test_a_shard_reads_its_rows_and_a_shard_of_the_layout_before_answers_the_same(  # type: ignore[no-untyped-def]
-        build, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("layout", "rows_of"), [(3, _rows_deflated), (2, _rows_as_they_are)])
+def test_a_shard_reads_its_rows_and_a_shard_of_a_layout_before_answers_the_same(  # type: ignore[no-untyped-def]
+        build, monkeypatch: pytest.MonkeyPatch, layout: int, rows_of: Any) -> None:
     new = Home(build(_docs(), name="new"))
     shards = open_shards(new)
-    assert shards.meta["layout"] == LAYOUT == 3 and "rowDict" in shards.shards[0].file.arrays
+    assert shards.meta["layout"] == LAYOUT == 4 and "rowDict" in shards.shards[0].file.arrays
     with monkeypatch.context() as patch:
-        patch.setattr(build_module, "row_arrays", _rows_as_they_are)
-        patch.setattr(writer_module, "LAYOUT", 2)
+        patch.setattr(build_module, "row_arrays", rows_of)
+        patch.setattr(build_module, "LAYOUT", layout)
+        patch.setattr(writer_module, "LAYOUT", layout)
         old = Home(build(_docs(), name="old"))
     before = open_shards(old)
-    assert "rowDict" not in before.shards[0].file.arrays and before.meta["layout"] == 2
+    assert before.meta["layout"] == layout == before.shards[0].meta["layout"]
+    assert ("rowDict" in before.shards[0].file.arrays) == (layout == 3)
     old_rows = [before.shards[0].row_json(r) for r in range(before.shards[0].rows)]
     assert old_rows == [shards.shards[0].row_json(r) for r in range(shards.shards[0].rows)]
     for term in ("whale harpoon", '"a sea"', "ships 7"):
