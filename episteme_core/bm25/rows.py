@@ -22,6 +22,7 @@ from __future__ import annotations
 import array
 import itertools
 import sys
+import threading
 import zlib
 from collections.abc import Sequence
 from typing import Any
@@ -82,17 +83,26 @@ def _dict(zdict: bytes) -> Any:
 
 class RowInflater:
     """Opens a shard's compressed rows (layout 4: Zstandard frames against ``zdict``; ``layout`` 3:
-    raw deflate against it), one row at a time."""
+    raw deflate against it), one row at a time, from any thread: a Zstandard decompressor must not
+    be used by two threads at once, so each thread gets its own (and its own dictionary object); a
+    zlib decompressor copies itself under its own lock."""
 
     def __init__(self, zdict: bytes, layout: int = 4) -> None:
         self._deflated = layout == 3
+        self._zdict = zdict
+        self._local = threading.local()
         if self._deflated:
             self._primed = (zlib.decompressobj(WINDOW_BITS, zdict=zdict) if zdict
                             else zlib.decompressobj(WINDOW_BITS))
-        else:
+
+    def decompressor(self) -> Any:
+        """This thread's Zstandard decompressor (made on its first row)."""
+        found = getattr(self._local, "decompressor", None)
+        if found is None:
             import zstandard
 
-            self._decompressor = zstandard.ZstdDecompressor(dict_data=_dict(zdict))
+            found = self._local.decompressor = zstandard.ZstdDecompressor(dict_data=_dict(self._zdict))
+        return found
 
     def inflate(self, data: bytes | memoryview) -> bytes:
         """One row's bytes from its compressed ``data`` (``RowError`` where they are not one whole
@@ -104,7 +114,7 @@ class RowInflater:
         else:
             import zstandard
 
-            inflater, failure = self._decompressor.decompressobj(), zstandard.ZstdError
+            inflater, failure = self.decompressor().decompressobj(), zstandard.ZstdError
         try:
             out: bytes = inflater.decompress(data)
         except failure as error:

@@ -122,9 +122,10 @@ def test_hook_episteme_indexers(plugin_site, home: Path) -> None:
 def test_hook_episteme_readers(plugin_site, home: Path) -> None:
     """A configured reader of the plugin's kind names paragraphs for ``ask``."""
     plugin_site("sample")
-    # Each paragraph longer than a scoring run, so each is a candidate of its own.
-    swims, sings, sails = ("the whale swims. " * 100).strip(), ("the whale sings. " * 100).strip(), (
-        "a ship sails. " * 120).strip()
+    # Each paragraph longer than a scoring run, so each is a candidate of its own, and than the two
+    # thirds of the budget the passage named first may show whole.
+    swims, sings, sails = ("the whale swims. " * 150).strip(), ("the whale sings. " * 150).strip(), (
+        "a ship sails. " * 180).strip()
     _ok("--home", str(home), "ingest", "sample-source", swims, sings, sails)
     (home / "config.json").write_text(json.dumps({"readers": [{"name": "last", "kind": "sample-reader"}]}))
     result = _ok("--home", str(home), "--json", "ask", "whale")

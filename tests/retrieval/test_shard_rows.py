@@ -77,6 +77,25 @@ def test_a_damaged_or_cut_row_does_not_inflate() -> None:
     assert inflater.inflate(first) == rows[0]  # the inflater is unharmed
 
 
+def test_threads_open_rows_of_one_shard_at_once_each_with_its_own_decompressor() -> None:
+    """A server's threads read rows of one shard at once: every row comes back whole in each, and no
+    two threads share a Zstandard decompressor (one used by two threads at once crashed the server)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rows = [b'{"id":"%064d","text":"%s"}' % (n, b"the row's words " * (n % 40 + 1)) for n in range(400)]
+    arrays = row_arrays(rows)
+    inflater = RowInflater(arrays["rowDict"][1])
+    stored = arrays["rowBytes"][1]
+
+    def read_all(_: int) -> tuple[int, list[bytes]]:
+        return id(inflater.decompressor()), [inflater.inflate(piece) for piece in stored * 5]
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        answers = list(pool.map(read_all, range(4)))
+    assert all(back == rows * 5 for _, back in answers)
+    assert len({owner for owner, _ in answers}) == 4
+
+
 def test_rows_are_the_same_bytes_on_every_run_and_carry_no_dictionary_id_or_checksum() -> None:
     """What a row's frame holds is only what opening it needs: the same rows give the same bytes,
     and a frame's header names no dictionary id and no checksum (the shard's block hashes check the
