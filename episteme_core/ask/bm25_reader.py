@@ -1,14 +1,18 @@
 """The builtin ``bm25`` reader: deterministic, no model. It names the shard's best candidates.
 
 Rule: at most ``top`` (default 10) candidates, in BM25 score order, whose score is above
-``min_score`` (default 0) and whose coverage (the IDF-weighted share of the question's terms they
-hold, comparable across shards) is at least ``ratio`` (default 0.4) of the best coverage of any
-candidate of the question: a shard where the question only grazes common words names nothing. A
-candidate is a passage (a run of a record's paragraphs, or a chunk), and the answer's character
-budget bounds what is shown, so ten is not too many (measured on the dev set: five named passages
-held the answer for 0.73 of the questions, ten for 0.77; a ratio of 0.4 rather than 0.5 then took
-book and chat questions from 0.84 to 0.88 with ``--include-marked``, see docs/benchmarks.md).
-It is also the fallback that answers a shard when every other reader failed on it.
+``min_score`` (default 0) and at least ``score_ratio`` (default 0.5) of the best score of any
+candidate of the question, in any shard (scores compare across shards: one idf over them all), and
+whose coverage (the IDF-weighted share of the question's terms they hold, comparable across shards)
+is at least ``ratio`` (default 0.4) of the best coverage of any candidate of the question: a shard
+where the question only grazes common words names nothing, and a passage that scores under half
+the best is not handed over beside it. A candidate is a passage (a run of a record's paragraphs, or a
+chunk), and the answer's character budget bounds what is shown, so ten is not too many (measured on
+the dev set: five named passages held the answer for 0.73 of the questions, ten for 0.77; a ratio of
+0.4 rather than 0.5 then took book and chat questions from 0.84 to 0.88 with ``--include-marked``; a
+score ratio of 0.5 held every answer and every rank, on both halves, and cut the mean answer by a
+fourteenth; see docs/benchmarks.md). It is also the fallback that answers a shard when every other
+reader failed on it.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from episteme_core.records.reading import ReaderSpec, ReadReply, ReadRequest
 
 DEFAULT_TOP = 10
 DEFAULT_RATIO = 0.4
+DEFAULT_SCORE_RATIO = 0.5
 
 
 class Bm25Reader(BaseReader):
@@ -27,6 +32,7 @@ class Bm25Reader(BaseReader):
         super().__init__(spec)
         self.top = int(spec.options.get("top", DEFAULT_TOP))
         self.ratio = float(spec.options.get("ratio", DEFAULT_RATIO))
+        self.score_ratio = float(spec.options.get("score_ratio", DEFAULT_SCORE_RATIO))
         self.min_score = float(spec.options.get("min_score", 0.0))
 
     def read(self, request: ReadRequest) -> ReadReply:
@@ -35,7 +41,9 @@ class Bm25Reader(BaseReader):
             return ReadReply(labels=())
         best = max(request.best_coverage, *(c.coverage for c in ranked))
         floor = self.ratio * best
-        chosen = [c for c in ranked if c.score > self.min_score and c.coverage >= floor][: self.top]
+        score_floor = self.score_ratio * max(request.best_score, *(c.score for c in ranked))
+        chosen = [c for c in ranked if c.score > self.min_score and c.score >= score_floor
+                  and c.coverage >= floor][: self.top]
         return ReadReply(labels=tuple(c.label for c in chosen), scores={c.label: c.score for c in chosen})
 
 

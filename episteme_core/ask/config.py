@@ -26,7 +26,7 @@ DEFAULT_MAX_REPLY_BYTES = 1 << 20
 MIN_REPLY_BYTES, MAX_REPLY_BYTES = 1024, 64 << 20
 COMMON_KEYS = {"name", "kind", "slots", "timeout"}
 HTTP_KEYS = COMMON_KEYS | {"url", "model", "max_reply_bytes", "api_key_env"}
-BM25_KEYS = COMMON_KEYS | {"top", "ratio", "min_score"}
+BM25_KEYS = COMMON_KEYS | {"top", "ratio", "score_ratio", "min_score"}
 
 
 def _fail(where: str, message: str) -> EpistemeError:
@@ -110,9 +110,13 @@ def reader_specs(config: Mapping[str, Any]) -> list[ReaderSpec]:
             unknown = sorted(set(entry) - BM25_KEYS)
             if unknown:
                 raise _fail(where, f"unknown key(s) {', '.join(unknown)}")
+            from episteme_core.ask.bm25_reader import DEFAULT_RATIO, DEFAULT_SCORE_RATIO, DEFAULT_TOP
+
+            # a configured bm25 reader's defaults are the builtin's (``bm25_reader``)
             for key, default, low, high, integer in (
-                ("top", 5, 1, 100, True),
-                ("ratio", 0.5, 0.0, 1.0, False),
+                ("top", DEFAULT_TOP, 1, 100, True),
+                ("ratio", DEFAULT_RATIO, 0.0, 1.0, False),
+                ("score_ratio", DEFAULT_SCORE_RATIO, 0.0, 1.0, False),
                 ("min_score", 0.0, 0.0, 1e9, False),
             ):
                 options[key] = _number(entry, key, default, low, high, where, integer=integer)

@@ -314,6 +314,7 @@ def _ask(home: Any, options: AskOptions, plugins: Any, warn: Warn, shards: Seque
         (name, lab): cover(p.text) for name, found in by_shard.items() for lab, p in found.items()
     }
     best = max(coverages.values(), default=0.0)
+    best_score = max((p.score for found in by_shard.values() for p in found.values()), default=0.0)
     for shard in all_shards:
         labelled = by_shard[shard.name]
         requests.append(ReadRequest(
@@ -324,6 +325,7 @@ def _ask(home: Any, options: AskOptions, plugins: Any, warn: Warn, shards: Seque
                 for lab, p in labelled.items()
             ),
             best_coverage=best,
+            best_score=best_score,
         ))
     state["requests"] = requests
     readers = list(given) if given is not None else open_readers(home, plugins, options.reader)

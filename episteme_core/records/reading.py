@@ -40,6 +40,7 @@ class ReadRequest:
     source: str
     candidates: tuple[Candidate, ...]
     best_coverage: float = 1.0  # the best coverage of any candidate of this question, in any shard
+    best_score: float = 0.0  # the best BM25 score of any candidate of this question, in any shard
 
     @property
     def labels(self) -> tuple[str, ...]:

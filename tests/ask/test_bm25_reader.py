@@ -13,10 +13,24 @@ def test_top_and_ratio() -> None:
         Candidate(f"p{i}", "t", float(10 - i), f"r#{i}", coverage=c)
         for i, c in enumerate([1.0, 0.2, 0.6, 0.5, 0.9, 0.7, 0.8], start=1)
     ))
-    # top 10: every candidate above the floor
-    assert default_bm25().read(request).labels == ("p1", "p3", "p4", "p5", "p6", "p7")
-    narrow = Bm25Reader(ReaderSpec("b", "bm25", options={"top": 2, "ratio": 0.75}))
+    # top 10: every candidate above the coverage floor (0.4 of the best) scoring at least half the best
+    assert default_bm25().read(request).labels == ("p1", "p3", "p4", "p5")
+    every = Bm25Reader(ReaderSpec("b", "bm25", options={"score_ratio": 0.0}))
+    assert every.read(request).labels == ("p1", "p3", "p4", "p5", "p6", "p7")
+    narrow = Bm25Reader(ReaderSpec("b", "bm25", options={"top": 2, "ratio": 0.75, "score_ratio": 0.0}))
     assert narrow.read(request).labels == ("p1", "p5")
+
+
+def test_a_passage_scoring_under_half_the_best_of_any_shard_is_not_named() -> None:
+    """The score floor is a share of the best score of the question's candidates in any shard
+    (``best_score``; scores compare across shards), at the bound kept, just under it left out."""
+    request = ReadRequest("q", "s", "books", (
+        Candidate("p1", "t", 5.0, "r#1", coverage=1.0), Candidate("p2", "t", 4.999, "r#2", coverage=1.0)))
+    assert default_bm25().read(request).labels == ("p1", "p2")  # this shard's best is 5.0
+    elsewhere = ReadRequest("q", "s", "books", request.candidates, best_score=10.0)
+    assert default_bm25().read(elsewhere).labels == ("p1",)  # 5.0 is half of 10.0; 4.999 is under
+    assert Bm25Reader(ReaderSpec("b", "bm25", options={"score_ratio": 0.0})).read(elsewhere).labels == (
+        "p1", "p2")
     assert default_bm25().read(ReadRequest("q", "s", "books", ())).labels == ()
 
 

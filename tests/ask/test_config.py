@@ -21,7 +21,8 @@ def test_defaults_and_options() -> None:
     gpu, cheap, local = reader_specs(config)
     assert (gpu.kind, gpu.slots, gpu.timeout) == ("http", 4, 12.5)
     assert gpu.options["max_reply_bytes"] == 1 << 20 and gpu.options["model"] == "qwen"
-    assert cheap.options == {"top": 3, "ratio": 0.5, "min_score": 0.0}
+    # a configured bm25 reader's defaults are the builtin reader's
+    assert cheap.options == {"top": 3, "ratio": 0.4, "score_ratio": 0.5, "min_score": 0.0}
     assert local.options == {"model": "/models/x.gguf", "mode": "fuse"} and local.slots == 1
     assert reader_specs({}) == []
 
@@ -43,6 +44,8 @@ def test_defaults_and_options() -> None:
     ({"name": "x", "url": "http://h", "api_key_env": "no spaces"}, "api_key_env"),
     ({"name": "../x", "url": "http://h"}, "name must be"),
     ({"url": "http://h"}, "name must be"),
+    ({"name": "x", "kind": "bm25", "score_ratio": 1.01}, "score_ratio must be between"),
+    ({"name": "x", "kind": "bm25", "score_ratio": -0.01}, "score_ratio must be between"),
 ])
 def test_bad_entries_are_refused_by_code_and_schema(entry: dict[str, Any], words: str) -> None:
     import jsonschema

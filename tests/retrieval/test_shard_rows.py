@@ -80,14 +80,17 @@ def test_a_damaged_or_cut_row_does_not_inflate() -> None:
 def test_threads_open_rows_of_one_shard_at_once_each_with_its_own_decompressor() -> None:
     """A server's threads read rows of one shard at once: every row comes back whole in each, and no
     two threads share a Zstandard decompressor (one used by two threads at once crashed the server)."""
+    import threading
     from concurrent.futures import ThreadPoolExecutor
 
     rows = [b'{"id":"%064d","text":"%s"}' % (n, b"the row's words " * (n % 40 + 1)) for n in range(400)]
     arrays = row_arrays(rows)
     inflater = RowInflater(arrays["rowDict"][1])
     stored = arrays["rowBytes"][1]
+    together = threading.Barrier(4, timeout=60)  # four threads at once, each reading every row
 
     def read_all(_: int) -> tuple[int, list[bytes]]:
+        together.wait()
         return id(inflater.decompressor()), [inflater.inflate(piece) for piece in stored * 5]
 
     with ThreadPoolExecutor(max_workers=4) as pool:
