@@ -15,6 +15,7 @@ DEFAULT_MAX_CANDIDATE_TOKENS = 512
 # bench/readers.py --model F.
 DEFAULT_WEIGHT = 0.1
 DEFAULT_RATIO = 0.4  # as the builtin bm25 reader (its coverage gate)
+DEFAULT_SCORE_RATIO = 0.5  # as the builtin bm25 reader (its score floor: half the question's best)
 # name: (low, high, integer?)
 RANGES: dict[str, tuple[float, float, bool]] = {
     "n_ctx": (256, 1 << 20, True),
@@ -25,6 +26,7 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "top": (1, 50, True),
     "weight": (0.0, 1.0, False),
     "ratio": (0.0, 1.0, False),
+    "score_ratio": (0.0, 1.0, False),
     "min_score": (0.0, 1e9, False),
     "max_candidate_tokens": (16, 1 << 20, True),
 }

@@ -4,8 +4,8 @@ knows nothing move BM25's choice.
 For one read (one shard's candidates):
 
 1. Eligible candidates are those the bm25 reader would consider: BM25 score above ``min_score`` and
-   coverage (the IDF-weighted share of the question's terms a paragraph holds) at least ``ratio`` of
-   the question's best coverage.
+   at least ``score_ratio`` of the question's best score, and coverage (the IDF-weighted share of
+   the question's terms a paragraph holds) at least ``ratio`` of the question's best coverage.
 2. Each gets ``fused = (1 - weight) · bm25 / best_bm25 + weight · p_yes``: the BM25 score relative to
    the read's best (1 for the top) and the model's probability that the answer is "yes" (0..1, from
    its next-token log-probabilities of yes against no).
@@ -37,23 +37,24 @@ class Fused:
     relevance: float
 
 
-def eligible(request: Any, *, ratio: float, min_score: float) -> list[Any]:
+def eligible(request: Any, *, ratio: float, min_score: float, score_ratio: float) -> list[Any]:
     """The candidates the bm25 reader would consider, in its order: the kernel's own rule, asked
     for every candidate it would name, so fuse can name no worse."""
     from episteme_core.api import Bm25Reader, ReaderSpec
 
     bm25 = Bm25Reader(ReaderSpec(name="bm25", kind="bm25", options={
-        "top": max(1, len(request.candidates)), "ratio": ratio, "min_score": min_score}))
+        "top": max(1, len(request.candidates)), "ratio": ratio, "min_score": min_score,
+        "score_ratio": score_ratio}))
     named = set(bm25.read(request).labels)
     return [c for c in request.candidates if c.label in named]
 
 
 def fuse(request: Any, relevance: Mapping[str, float], *, weight: float, top: int, ratio: float,
-         min_score: float) -> list[Fused]:
+         min_score: float, score_ratio: float) -> list[Fused]:
     """The named candidates of ``request``, best first (see the module docstring for the rule).
 
     ``relevance`` maps a label to the model's yes-probability; a missing label counts as 0.5."""
-    chosen = eligible(request, ratio=ratio, min_score=min_score)
+    chosen = eligible(request, ratio=ratio, min_score=min_score, score_ratio=score_ratio)
     if not chosen:
         return []
     best = max(c.score for c in request.candidates) or 1.0

@@ -3,7 +3,7 @@
 ```json
 {"name": "local", "kind": "llama", "model": "/models/smollm2.gguf", "mode": "fuse",
  "slots": 1, "timeout": 60, "n_ctx": 4096, "threads": 2, "n_gpu_layers": -1, "seed": 0,
- "batch_size": 8, "top": 10, "weight": 0.1, "ratio": 0.4, "min_score": 0,
+ "batch_size": 8, "top": 10, "weight": 0.1, "ratio": 0.4, "score_ratio": 0.5, "min_score": 0,
  "max_candidate_tokens": 512}
 ```
 
@@ -26,6 +26,7 @@ from episteme_llama.defaults import (
     DEFAULT_MODE,
     DEFAULT_N_CTX,
     DEFAULT_RATIO,
+    DEFAULT_SCORE_RATIO,
     DEFAULT_TOP,
     DEFAULT_WEIGHT,
     KEYS,
@@ -52,6 +53,7 @@ class LlamaOptions:
     top: int = DEFAULT_TOP
     weight: float = DEFAULT_WEIGHT
     ratio: float = DEFAULT_RATIO
+    score_ratio: float = DEFAULT_SCORE_RATIO
     min_score: float = 0.0
     max_candidate_tokens: int = DEFAULT_MAX_CANDIDATE_TOKENS
 

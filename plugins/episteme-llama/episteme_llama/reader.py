@@ -183,10 +183,11 @@ class LlamaReader(BaseReader):
 
     def _fuse(self, context: Context, request: ReadRequest, deadline: float) -> ReadReply:
         options = self.options
-        chosen = fusion.eligible(request, ratio=options.ratio, min_score=options.min_score)
+        chosen = fusion.eligible(request, ratio=options.ratio, min_score=options.min_score,
+                                 score_ratio=options.score_ratio)
         scores = self.relevance(context, request.question, chosen, deadline)
         named = fusion.fuse(request, scores, weight=options.weight, top=options.top, ratio=options.ratio,
-                            min_score=options.min_score)
+                            min_score=options.min_score, score_ratio=options.score_ratio)
         return ReadReply(labels=tuple(f.label for f in named), scores={f.label: f.fused for f in named})
 
     def _generate(self, context: Context, request: ReadRequest, deadline: float) -> ReadReply:

@@ -26,19 +26,20 @@ def requests(draw: st.DrawFn) -> ReadRequest:
         for i, (s, c) in enumerate(rows)), best_coverage=best)
 
 
-def bm25(top: int, ratio: float, min_score: float) -> Bm25Reader:
-    options = {"top": top, "ratio": ratio, "min_score": min_score}
+def bm25(top: int, ratio: float, min_score: float, score_ratio: float) -> Bm25Reader:
+    options = {"top": top, "ratio": ratio, "min_score": min_score, "score_ratio": score_ratio}
     return Bm25Reader(ReaderSpec("bm25", "bm25", options=options))
 
 
 @settings(max_examples=400, deadline=None)
 @given(request=requests(), flat=st.floats(0.0, 1.0), weight=st.floats(0.0, 1.0), top=st.integers(1, 8),
-       ratio=st.floats(0.0, 1.0), min_score=st.floats(0.0, 10.0))
+       ratio=st.floats(0.0, 1.0), min_score=st.floats(0.0, 10.0), score_ratio=st.floats(0.0, 1.0))
 def test_a_flat_model_leaves_the_bm25_reply(request: ReadRequest, flat: float, weight: float, top: int,
-                                            ratio: float, min_score: float) -> None:
+                                            ratio: float, min_score: float, score_ratio: float) -> None:
     relevance = {c.label: flat for c in request.candidates}
-    named = fuse(request, relevance, weight=weight, top=top, ratio=ratio, min_score=min_score)
-    assert tuple(f.label for f in named) == bm25(top, ratio, min_score).read(request).labels
+    named = fuse(request, relevance, weight=weight, top=top, ratio=ratio, min_score=min_score,
+                 score_ratio=score_ratio)
+    assert tuple(f.label for f in named) == bm25(top, ratio, min_score, score_ratio).read(request).labels
 
 
 @settings(max_examples=300, deadline=None)
@@ -46,8 +47,8 @@ def test_a_flat_model_leaves_the_bm25_reply(request: ReadRequest, flat: float, w
 def test_at_weight_half_or_less_the_bm25_top_is_overtaken_only_by_a_clear_model_preference(
         request: ReadRequest, data: st.DataObject, weight: float, top: int) -> None:
     relevance = {c.label: data.draw(st.floats(0.0, 1.0)) for c in request.candidates}
-    named = fuse(request, relevance, weight=weight, top=top, ratio=0.5, min_score=0.0)
-    expected = bm25(top, 0.5, 0.0).read(request).labels
+    named = fuse(request, relevance, weight=weight, top=top, ratio=0.5, min_score=0.0, score_ratio=0.5)
+    expected = bm25(top, 0.5, 0.0, 0.5).read(request).labels
     if not named:
         assert expected == ()
         return
@@ -69,7 +70,7 @@ def test_raising_a_candidates_relevance_never_lowers_its_rank(request: ReadReque
         return
     relevance = {c.label: data.draw(st.floats(0.0, 0.9)) for c in request.candidates}
     label = data.draw(st.sampled_from([c.label for c in request.candidates]))
-    kwargs = {"weight": weight, "top": 50, "ratio": 0.0, "min_score": 0.0}
+    kwargs = {"weight": weight, "top": 50, "ratio": 0.0, "min_score": 0.0, "score_ratio": 0.0}
     before = [f.label for f in fuse(request, relevance, **kwargs)]
     after = [f.label for f in fuse(request, {**relevance, label: relevance[label] + 0.1}, **kwargs)]
     if label in before:
@@ -83,4 +84,5 @@ def test_the_fuse_defaults_are_the_bm25_readers() -> None:
 
     kernel = Bm25Reader(ReaderSpec(name="bm25", kind="bm25"))
     ours = LlamaOptions(model="unused.gguf")
-    assert (ours.top, ours.ratio, ours.min_score) == (kernel.top, kernel.ratio, kernel.min_score)
+    assert (ours.top, ours.ratio, ours.min_score, ours.score_ratio) == (
+        kernel.top, kernel.ratio, kernel.min_score, kernel.score_ratio)

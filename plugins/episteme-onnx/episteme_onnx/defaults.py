@@ -17,6 +17,7 @@ DEFAULT_BATCH_SIZE = 4
 DEFAULT_THREADS = 1  # intra-op threads per session: fixed, never "all cores", so runs compare
 DEFAULT_TOP = 10  # as the builtin bm25 reader: at weight 0 the onnx reader names what bm25 names
 DEFAULT_RATIO = 0.4  # as the builtin bm25 reader (its coverage gate)
+DEFAULT_SCORE_RATIO = 0.5  # as the builtin bm25 reader (its score floor: half the question's best)
 MAX_PREFIX = 64  # characters of query_prefix / passage_prefix
 # What the model reads of a candidate: "passage", one window, the passage's start (its first
 # max_tokens tokens), or "paragraphs", one window per paragraph (each cut at max_tokens; the
@@ -34,6 +35,7 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "rerank_weight": (0.0, 1.0, False),
     "top": (1, 50, True),
     "ratio": (0.0, 1.0, False),
+    "score_ratio": (0.0, 1.0, False),
     "min_score": (0.0, 1e9, False),
 }
 PREFIXES = ("query_prefix", "passage_prefix")

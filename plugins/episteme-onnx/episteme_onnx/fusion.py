@@ -3,8 +3,9 @@ nothing leaves BM25's choice as it is.
 
 For one read (one shard's candidates):
 
-1. Eligible candidates are those the bm25 reader would name (BM25 score above ``min_score``,
-   coverage at least ``ratio`` of the question's best): the kernel's own rule, asked for all of them.
+1. Eligible candidates are those the bm25 reader would name (BM25 score above ``min_score`` and at
+   least ``score_ratio`` of the question's best, coverage at least ``ratio`` of the question's
+   best): the kernel's own rule, asked for all of them.
 2. Each gets ``fused = (1 - weight) · bm25 / best_bm25 + weight · cosine``: its BM25 score relative
    to the read's best (1 for the top) and the cosine of its embedding with the question's (-1..1).
 3. The ``top`` highest fused scores are named; ties by BM25 score, then reference, then the order
@@ -36,11 +37,12 @@ class Fused:
     cosine: float
 
 
-def eligible(request: ReadRequest, *, ratio: float, min_score: float) -> list[Candidate]:
+def eligible(request: ReadRequest, *, ratio: float, min_score: float, score_ratio: float) -> list[Candidate]:
     """The candidates the bm25 reader would name, in the request's order: only these are embedded,
     and fusion reorders them, so the onnx reader names no candidate bm25 would have left out."""
     bm25 = Bm25Reader(ReaderSpec(name="bm25", kind="bm25", options={
-        "top": max(1, len(request.candidates)), "ratio": ratio, "min_score": min_score}))
+        "top": max(1, len(request.candidates)), "ratio": ratio, "min_score": min_score,
+        "score_ratio": score_ratio}))
     named = set(bm25.read(request).labels)
     return [c for c in request.candidates if c.label in named]
 
@@ -57,11 +59,11 @@ def fused_scores(bm25_scores: Sequence[float], similarities: Sequence[float], *,
 
 
 def fuse(request: ReadRequest, similarity: Mapping[str, float], *, weight: float, top: int, ratio: float,
-         min_score: float) -> list[Fused]:
+         min_score: float, score_ratio: float) -> list[Fused]:
     """The named candidates of ``request``, best first (see the module docstring for the rule).
 
     ``similarity`` maps a label to its cosine with the question; a missing label counts as 0."""
-    chosen = eligible(request, ratio=ratio, min_score=min_score)
+    chosen = eligible(request, ratio=ratio, min_score=min_score, score_ratio=score_ratio)
     if not chosen:
         return []
     best = max(c.score for c in request.candidates)

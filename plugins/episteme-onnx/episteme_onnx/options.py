@@ -3,7 +3,7 @@
 ```json
 {"name": "semantic", "kind": "onnx", "model": "/models/all-MiniLM-L6-v2", "threads": 1,
  "max_tokens": 256, "batch_size": 4, "windows": "passage", "weight": 0.15, "rerank_weight": 0.2, "top": 10,
- "ratio": 0.4, "min_score": 0, "query_prefix": "", "passage_prefix": ""}
+ "ratio": 0.4, "score_ratio": 0.5, "min_score": 0, "query_prefix": "", "passage_prefix": ""}
 ```
 
 Every key is checked (type and range) and an unknown key is refused, so a typo cannot silently fall
@@ -24,6 +24,7 @@ from episteme_onnx.defaults import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_RATIO,
     DEFAULT_RERANK_WEIGHT,
+    DEFAULT_SCORE_RATIO,
     DEFAULT_THREADS,
     DEFAULT_TOP,
     DEFAULT_WEIGHT,
@@ -53,6 +54,7 @@ class OnnxOptions:
     rerank_weight: float = DEFAULT_RERANK_WEIGHT
     top: int = DEFAULT_TOP
     ratio: float = DEFAULT_RATIO
+    score_ratio: float = DEFAULT_SCORE_RATIO
     min_score: float = 0.0
     query_prefix: str = ""
     passage_prefix: str = ""

@@ -63,7 +63,8 @@ class OnnxReader(BaseReader):
 
         deadline = time.monotonic() + self.timeout
         options = self.options
-        chosen = fusion.eligible(request, ratio=options.ratio, min_score=options.min_score)
+        chosen = fusion.eligible(request, ratio=options.ratio, min_score=options.min_score,
+                                 score_ratio=options.score_ratio)
         if not chosen:
             return ReadReply(labels=(), scores={})
         embedder = self.embedder()
@@ -78,7 +79,7 @@ class OnnxReader(BaseReader):
             raise ReadError(f"reader {self.name!r} (onnx): embedding failed: {exc}") from exc
         similarity = dict(zip((c.label for c in chosen), found, strict=True))
         named = fusion.fuse(request, similarity, weight=options.weight, top=options.top,
-                            ratio=options.ratio, min_score=options.min_score)
+                            ratio=options.ratio, min_score=options.min_score, score_ratio=options.score_ratio)
         return ReadReply(labels=tuple(f.label for f in named), scores={f.label: f.fused for f in named})
 
     def close(self) -> None:

@@ -98,6 +98,7 @@ OPTION_CASES: list[tuple[dict[str, Any], str]] = [
     ({"model": "m", "max_tokens": 4}, "max_tokens must be between 8 and 8192"),
     ({"model": "m", "batch_size": 0}, "batch_size must be between 1 and 256"),
     ({"model": "m", "top": 51}, "top must be between 1 and 50"),
+    ({"model": "m", "score_ratio": 1.01}, "score_ratio must be between 0 and 1"),
     ({"model": "m", "query_prefix": 1}, "query_prefix must be a string of at most 64 characters"),
     ({"model": "m", "passage_prefix": "x" * 65}, "passage_prefix must be a string of at most 64"),
     ({"model": "m", "windows": "sentences"}, "windows must be one of passage, paragraphs, not 'sentences'"),
@@ -115,10 +116,11 @@ def test_bad_options_are_refused_when_the_reader_opens(options: dict[str, Any], 
 
 def test_every_option_at_its_limits_is_accepted(tiny_model: Path) -> None:
     for value in ({"threads": 1, "max_tokens": 8, "batch_size": 1, "weight": 0.0, "top": 1, "ratio": 0.0,
-                   "windows": "paragraphs",
+                   "windows": "paragraphs", "score_ratio": 0.0,
                    "min_score": 0.0, "query_prefix": "", "passage_prefix": ""},
                   {"threads": 64, "max_tokens": 8192, "batch_size": 256, "weight": 1, "top": 50, "ratio": 1,
-                   "min_score": 1e9, "query_prefix": "q" * 64, "passage_prefix": "passage: ",
+                   "min_score": 1e9, "score_ratio": 1, "query_prefix": "q" * 64,
+                   "passage_prefix": "passage: ",
                    "windows": "passage"}):
         reader = OnnxKind().open(ReaderSpec("semantic", "onnx", options={"model": str(tiny_model), **value}))
         reader.read(read_request("whale", ["the whale"]))

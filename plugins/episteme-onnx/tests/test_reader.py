@@ -41,7 +41,8 @@ def test_the_defaults_are_the_bm25_readers() -> None:
     defaults do (the kernel's defaults may move; the plugin must move with them)."""
     kernel = Bm25Reader(ReaderSpec(name="bm25", kind="bm25"))
     ours = OnnxOptions(model="unused")
-    assert (ours.top, ours.ratio, ours.min_score) == (kernel.top, kernel.ratio, kernel.min_score)
+    assert (ours.top, ours.ratio, ours.min_score, ours.score_ratio) == (
+        kernel.top, kernel.ratio, kernel.min_score, kernel.score_ratio)
     assert (ours.weight, ours.rerank_weight, ours.max_tokens, ours.windows) == (0.15, 0.2, 256, "passage")
 
 
@@ -122,6 +123,16 @@ def test_the_model_moves_the_order_at_weight_one(open_onnx: Open) -> None:
     assert reply.scores is not None and abs(reply.scores["p3"] - 1.0) < 1e-5
     unmoved = open_onnx(weight=0.0).read(read_request(QUESTION, texts, scores=scores))
     assert unmoved.labels == ("p1", "p2", "p3")
+
+
+def test_score_ratio_is_the_bm25_readers_score_floor(open_onnx: Open) -> None:
+    """The default floor (half the best BM25 score) leaves out a passage scoring a third of the best;
+    ``score_ratio`` 0 lets it in, as it does for the bm25 reader."""
+    texts = ["python json report", "water and land", QUESTION]
+    scores = [3.0, 2.5, 1.0]
+    assert "p3" not in open_onnx(weight=0.0).read(read_request(QUESTION, texts, scores=scores)).labels
+    opened = open_onnx(weight=0.0, score_ratio=0.0).read(read_request(QUESTION, texts, scores=scores))
+    assert opened.labels == ("p1", "p2", "p3")
 
 
 def test_the_fused_score_is_the_documented_rule(open_onnx: Open, tiny_model: Path) -> None:
