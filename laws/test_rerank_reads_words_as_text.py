@@ -65,3 +65,49 @@ def test_rerank_reads_words_as_text(docs, term, limit, max_chars) -> None:  # ty
             kwargs: dict[str, Any] = {"limit": limit, "max_chars": max_chars}
             assert attrs.asdict(query(home, quoted, shard_set=stored, **kwargs)) == attrs.asdict(
                 query(home, quoted, shard_set=from_text, **kwargs))
+
+
+def _shard_bytes(root: Path, docs: list[Document], *, reanalysed: bool) -> list[bytes]:
+    """The shards a fresh home of ``docs`` is indexed into: their words taken from the build's own
+    tokens, or (``reanalysed``) from each row's text analysed again (``words.word_arrays``)."""
+    from unittest import mock
+
+    from episteme_core.bm25.words import WordSpans
+
+    home = commit_and_chunk(root, docs, max_chars=200, overlap=30)
+    if reanalysed:
+        with mock.patch.object(WordSpans, "arrays", lambda self, views: None):
+            index_home(home)
+    else:
+        index_home(home)
+    return [path.read_bytes() for path in sorted((root / "shards" / "objects").rglob("*.shard"))]
+
+
+@settings(max_examples=25, deadline=None)
+@given(docs=documents())
+def test_the_stored_words_are_the_rows_text_analysed(docs) -> None:  # type: ignore[no-untyped-def]
+    """The words a shard stores, gathered from the tokens its build numbered, are byte for byte
+    those of its rows' text analysed on its own, runs of several chunks and marked kinds included."""
+    with tempfile.TemporaryDirectory() as tmp:
+        taken = _shard_bytes(Path(tmp) / "taken", docs, reanalysed=False)
+        again = _shard_bytes(Path(tmp) / "again", docs, reanalysed=True)
+        assert taken and taken == again
+
+
+def test_identifiers_leave_the_stored_words_as_the_text_analysed() -> None:
+    """Identifiers add tokens after a row's words (``frameancestors``, ``max``/``idle``, ``rfc``/``2119``,
+    ``@vocab``): the stored words are still the text's words alone."""
+    text = ("The frame-ancestors directive sets maxIdleTimeout per RFC2119 and @vocab, HTTPServer "
+            "binary64 x_y_z; then plain words follow the identifiers.")
+    docs = [seal(Document(
+        id="", source=f"https://example.org/{n}", source_kind="http", snapshot_id="c" * 64,
+        source_sha256=SHA, content_type="text/plain", document_type="text", family="generic",
+        authority="informative", title=f"maxIdle {n}", status="ok",
+        sections=[Section(id="s1", heading="Heading RFC2119", path=["Heading RFC2119"], blocks=[
+            Block(id=f"b{i}", kind="paragraph", text=f"{text} {n} {i}", section_id="s1",
+                  span=Span(0, len(text)), attributes={}) for i in range(3)])],
+        provenance=Provenance("episteme", "0", "text", "1", "generic", "1", SHA, "b" * 64),
+        url=f"https://example.org/{n}")) for n in range(3)]
+    with tempfile.TemporaryDirectory() as tmp:
+        taken = _shard_bytes(Path(tmp) / "taken", docs, reanalysed=False)
+        assert taken == _shard_bytes(Path(tmp) / "again", docs, reanalysed=True)

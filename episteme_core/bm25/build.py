@@ -15,13 +15,13 @@ import functools
 import json
 import math
 import struct
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from episteme_core.bm25 import lucene, shardfile
 from episteme_core.bm25.fields import FACETS, FIELD_DEFAULTS, indexed, unit_tokenizer
 from episteme_core.bm25.rows import row_arrays
-from episteme_core.bm25.words import LAYOUT, word_arrays
+from episteme_core.bm25.words import LAYOUT, WordSpans, word_arrays
 from episteme_core.records.hits import epoch_seconds
 from episteme_core.records.trust import NON_PROSE_KINDS
 from episteme_core.search.units import RUN_CHARS, SECTION_RUN_CHARS, plan_units
@@ -54,7 +54,9 @@ def bm25_matrix(token_lists: Iterable[list[str]], params: dict[str, Any],
 
 def bm25_arrays(token_lists: Iterable[list[str]], params: dict[str, Any],
                 term_of: Callable[[str], str] | None = None,
-                max_terms: int | None = None) -> tuple[list[str], Any, Any, Any, Any, Any]:
+                max_terms: int | None = None,
+                token_terms: Callable[[Any, int], None] | None = None,
+                ) -> tuple[list[str], Any, Any, Any, Any, Any]:
     """The sorted vocabulary, the CSC arrays (data f4, rows u4, starts i8) of BM25 lucene scores, each
     pair's term count (i4) and each row's length (i8): a query over a collection whose statistics
     differ from this matrix's scores the pairs again from the last two (``lucene``).
@@ -69,6 +71,8 @@ def bm25_arrays(token_lists: Iterable[list[str]], params: dict[str, Any],
     go, so memory holds one string per distinct token and four bytes per token, not every token's
     string (a shard of a million distinct words stays within a few hundred megabytes).
     ``max_terms``: raise ``TermLimit`` as soon as the distinct tokens pass it (the caller splits).
+    ``token_terms``: called once with every token's term id (its place in the vocabulary, a numpy
+    array in the order the tokens came) and the vocabulary's size, before the array is reused.
     """
     import array
     import collections
@@ -105,6 +109,8 @@ def bm25_arrays(token_lists: Iterable[list[str]], params: dict[str, Any],
     del position, distinct
     keys: Any = remap[np.frombuffer(flat, dtype=np.uint32)]
     del flat, remap
+    if token_terms is not None:
+        token_terms(keys, len(vocab))
     keys *= n
     lengths = np.frombuffer(length_list, dtype=np.int64)
     ends = np.cumsum(lengths)  # where each row's tokens end in ``keys``
@@ -225,10 +231,13 @@ def build_shard_pieces(
     single = len(languages) == 1
     labels: dict[tuple[str, str], list[str]] = {}
     tokens_of = unit_tokenizer(weights, stem=not single, labels=labels)
-    token_lists = (tokens_of([views[r] for r in unit]) for unit in units)  # one unit at a time, as taken
+    # one language: each row's words, analysed as its tokens are, give the ``words`` section too
+    spans = WordSpans(len(views)) if single and weights.get("body", 1) >= 1 else None
+    token_lists = _unit_tokens(units, views, tokens_of, spans)  # one unit at a time, as taken
     try:
         vocab, data, indices, indptr, tf, lengths = bm25_arrays(
-            token_lists, params, stemmer(languages[0]) if single else None, max_terms)
+            token_lists, params, stemmer(languages[0]) if single else None, max_terms,
+            spans.take if spans is not None else None)
     except TermLimit as hit:
         raise RowLimit(units[hit.unit][0]) from None  # units are sorted by their first row
     del labels
@@ -242,10 +251,11 @@ def build_shard_pieces(
         codes = {value: code for code, value in enumerate(table)}
         facet_codes[field] = struct.pack(f"<{count}H", *map(codes.__getitem__, values))
         del values
+    arrays_of_words: dict[str, tuple[str, bytes]] = {}
     if single:  # what a query's rerank reads instead of the rows' text (``bm25.words``)
-        arrays_of_words = word_arrays(views, languages[0], vocab)
-    else:
-        arrays_of_words = {}
+        gathered = spans.arrays(views) if spans is not None else None
+        arrays_of_words = gathered if gathered is not None else word_arrays(views, languages[0], vocab)
+    del spans
     flags = [view.get("paragraphKind") in NON_PROSE_KINDS for view in views]
     del views, token_lists
     if release_rows:
@@ -312,6 +322,20 @@ def build_shard_pieces(
         "nonProseRows": sum(flags),
     }
     return shardfile.encode_pieces(meta, arrays)
+
+
+def _unit_tokens(units: list[tuple[int, ...]], views: list[dict[str, Any]],
+                 tokens_of: Callable[..., list[str]], spans: WordSpans | None) -> Iterator[list[str]]:
+    """Each unit's tokens in turn; where ``spans`` is given, each row's words are recorded in it."""
+    for unit in units:
+        rows = [views[r] for r in unit]
+        if spans is None:
+            yield tokens_of(rows)
+            continue
+        found: list[tuple[int, int]] = []
+        tokens = tokens_of(rows, found)
+        spans.record(unit, found, len(tokens))
+        yield tokens
 
 
 def _smallest_unsigned(values: Any) -> tuple[str, bytes]:

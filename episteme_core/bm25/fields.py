@@ -15,7 +15,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from episteme_core.text.analyzer import DEFAULT_LANGUAGE, language_of, surface, tokenize
+from episteme_core.text.analyzer import (
+    DEFAULT_LANGUAGE,
+    identifier_words,
+    language_of,
+    surface,
+    tokenize,
+    words,
+)
 
 FIELDS = ("title", "url", "path", "heading", "terms", "body")
 LABEL_FIELDS = FIELDS[:-1]
@@ -123,7 +130,7 @@ def unit_tokens(rows: list[dict[str, Any]], weights: dict[str, int], *, stem: bo
 
 def unit_tokenizer(weights: dict[str, int], *, stem: bool = True,
                    labels: dict[tuple[str, str], list[str]] | None = None
-                   ) -> Callable[[list[dict[str, Any]]], list[str]]:
+                   ) -> Callable[..., list[str]]:
     """``unit_tokens`` with the weights read once: a shard build calls it for every unit."""
     weighted = [(field, weight) for field in LABEL_FIELDS if (weight := weights.get(field, 0))]
     body = weights.get("body", 1)
@@ -131,7 +138,9 @@ def unit_tokenizer(weights: dict[str, int], *, stem: bool = True,
     def terms(text: str, lang: str) -> list[str]:
         return tokenize(text, lang) if stem else surface(text)
 
-    def tokens_of(rows: list[dict[str, Any]]) -> list[str]:
+    def tokens_of(rows: list[dict[str, Any]], spans: list[tuple[int, int]] | None = None) -> list[str]:
+        """The unit's tokens; with ``spans`` (unstemmed only), each row's ``(offset, count)`` of its
+        text's words (``analyzer.words``, what ``surface`` begins with) among them, appended."""
         first = rows[0]
         language = first.get("language") or DEFAULT_LANGUAGE
         tokens: list[str] = []
@@ -145,7 +154,12 @@ def unit_tokenizer(weights: dict[str, int], *, stem: bool = True,
                 labels[(value, language)] = found
             tokens.extend(found * weight if weight != 1 else found)
         for row in rows:
-            part = terms(row["text"], row.get("language") or language)
+            if spans is not None and not stem:
+                part = words(row["text"])
+                spans.append((len(tokens), len(part)))
+                part.extend(identifier_words(row["text"]))  # = surface(text)
+            else:
+                part = terms(row["text"], row.get("language") or language)
             tokens.extend(part * body if body != 1 else part)
         return tokens
 

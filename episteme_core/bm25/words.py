@@ -66,3 +66,60 @@ def word_arrays(views: Sequence[dict[str, Any]], language: str,
         terms.byteswap()
         rows.byteswap()
     return {"rowWords": ("u8", rows.tobytes()), "wordTerms": (kind, terms.tobytes())}
+
+
+class WordSpans:
+    """Where each row's words lie among the tokens a shard build numbers (``build.bm25_arrays``):
+    the tokenizer records them as it goes (``record``), the numbering hands over every token's term
+    id (``take``), and ``arrays`` is then the ``words`` section, the text analysed once for both."""
+
+    # rows gathered per step of ``take``: its index temporaries stay a few MB
+    STEP_ROWS = 1 << 13
+
+    def __init__(self, rows: int) -> None:
+        self.starts = array.array("q", [-1]) * rows  # a row's first word, in the build's token order
+        self.counts = array.array("q", [0]) * rows
+        self.at = 0  # tokens of the units numbered so far
+        self.terms: Any = None
+
+    def record(self, unit: Sequence[int], spans: Sequence[tuple[int, int]], tokens: int) -> None:
+        """A unit's rows and their words' ``(offset, count)`` among its ``tokens`` tokens; a row in
+        several units (overlapping runs) keeps its first."""
+        for row, (offset, count) in zip(unit, spans, strict=True):
+            if self.starts[row] < 0:
+                self.starts[row] = self.at + offset
+                self.counts[row] = count
+        self.at += tokens
+
+    def take(self, token_terms: Any, vocabulary: int) -> None:
+        """Every token's term id (numpy, in the build's token order), over ``vocabulary`` terms: each
+        row's words' ids gathered in row order (nothing when a row was never tokenized)."""
+        import numpy as np
+
+        starts = np.frombuffer(self.starts, dtype=np.int64)
+        if starts.size and int(starts.min()) < 0:
+            return
+        counts = np.frombuffer(self.counts, dtype=np.int64)
+        kind = np.uint16 if vocabulary <= 0xFFFF else np.uint32
+        pieces = []
+        for low in range(0, starts.size, self.STEP_ROWS):
+            first, many = starts[low : low + self.STEP_ROWS], counts[low : low + self.STEP_ROWS]
+            before = np.cumsum(many) - many
+            at = np.repeat(first - before, many) + np.arange(int(many.sum()), dtype=np.int64)
+            pieces.append(token_terms[at].astype(kind))
+        self.terms = np.concatenate(pieces) if pieces else np.zeros(0, dtype=kind)
+
+    def arrays(self, views: Sequence[dict[str, Any]]) -> dict[str, tuple[str, bytes]] | None:
+        """The ``words`` section (as ``word_arrays`` makes it) over ``views`` in row order; None when
+        ``take`` gathered nothing."""
+        import numpy as np
+
+        if self.terms is None:
+            return None
+        rows = np.zeros(2 * len(views) + 1, dtype="<u8")
+        rows[1::2] = np.fromiter((2 * len(view["text"]) + (view.get("paragraphKind") in NON_PROSE_KINDS)
+                                  for view in views), dtype=np.int64, count=len(views))
+        rows[2::2] = np.cumsum(np.frombuffer(self.counts, dtype=np.int64))
+        kind = "u2" if self.terms.dtype == np.uint16 else "u4"
+        terms = self.terms.astype(f"<{kind}").tobytes()
+        return {"rowWords": ("u8", rows.tobytes()), "wordTerms": (kind, terms)}

@@ -85,6 +85,7 @@ def test_shards_without_the_words_answer_the_same_and_index_rebuilds_them(  # ty
     new = _home(build, "new")
     with monkeypatch.context() as patch:
         patch.setattr(build_module, "word_arrays", lambda *args: {})
+        patch.setattr(build_module.WordSpans, "arrays", lambda self, views: None)
         patch.setattr(writer_module, "LAYOUT", 1)
         old = _home(build, "old")
     before = open_shards(old)
