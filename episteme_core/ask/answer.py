@@ -150,13 +150,30 @@ def shown(paragraphs: Sequence[StoredParagraph], place: int, budget: int,
     """What a named passage shows, in the order it is named: the first one's (``place`` 0) as
     ``wide`` has it (the passage as it shows when named first, ``candidates.widened``), else whole
     when it fits ``FIRST_PASSAGE_SHARE`` of ``budget``; its bearing paragraphs named first, then the
-    rest. Every other passage shows its bearing paragraphs. The answer lists them in time order."""
-    bearing = [p for p in paragraphs if p.bearing]
+    rest. Every other passage shows its bearing paragraphs. Within each, headings and labels come
+    after the full paragraphs (``labels_last``). The answer lists them in time order."""
+    bearing = labels_last([p for p in paragraphs if p.bearing])
     if place == 0 and wide:
-        return [p for p in wide if p.bearing] + [p for p in wide if not p.bearing]
+        return labels_last([p for p in wide if p.bearing]) + [p for p in wide if not p.bearing]
     if place == 0 and sum(len(p.text) for p in paragraphs) <= budget * FIRST_PASSAGE_SHARE:
         return bearing + [p for p in paragraphs if not p.bearing]
     return bearing
+
+
+# A paragraph shorter than a line of prose is a heading or a label ("CHAPTER XLIII.", "Examples:",
+# "8.8.3. ETag", a table's title): it stays in the answer, as the context of what it heads, but
+# after the passage's full paragraphs in the order they are named, so that the first places go to
+# what can hold an answer. (Measured on the dev set: ask's MRR 0.470 -> 0.499, 0.534 -> 0.543 and
+# 0.408 -> 0.457 on its halves, what it holds and its size unchanged; 40 and 100 characters gave
+# 0.507 and 0.513.)
+LABEL_CHARS = 60
+
+
+def labels_last(paragraphs: Sequence[StoredParagraph]) -> list[StoredParagraph]:
+    """``paragraphs`` with those under ``LABEL_CHARS`` characters moved after the others, each
+    group in its order."""
+    full = [p for p in paragraphs if len(p.text) >= LABEL_CHARS]
+    return full + [p for p in paragraphs if len(p.text) < LABEL_CHARS]
 
 
 def assemble(named: Sequence[Named], budget: int) -> Assembly:

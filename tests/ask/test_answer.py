@@ -97,3 +97,22 @@ def test_the_first_passage_shows_whole_when_it_fits_two_thirds_of_the_budget_the
     window = [passage[1], passage[2]]
     assert [p.n for p in shown(passage, 0, 449, window)] == [2, 3]
     assert [p.n for p in shown(passage, 1, 449, window)] == [2]
+
+
+def test_headings_and_labels_are_named_after_the_full_paragraphs_of_their_passage() -> None:
+    """A chapter title or a label bears on the question with its passage, but the first places go to
+    the paragraphs that can hold an answer; each group keeps its reading order, and the answer still
+    holds every one of them."""
+    import attrs
+
+    from episteme_core.ask.answer import LABEL_CHARS, shown
+
+    texts = ["CHAPTER XLIII.", "w" * 200, "Examples:", "x" * LABEL_CHARS, "y" * (LABEL_CHARS - 1)]
+    passage = [attrs.evolve(para(f"r:a#{n}", text, None)) for n, text in enumerate(texts, start=1)]
+    assert [p.n for p in shown(passage, 1, 3000)] == [2, 4, 1, 3, 5]  # at the limit: a full paragraph
+    assert [p.n for p in shown(passage, 0, 3000)] == [2, 4, 1, 3, 5]
+    assert [p.n for p in shown(passage, 0, 3000, passage[:2])] == [2, 1]
+    answer = assemble([attrs.evolve(named(p), position=i) for i, p in enumerate(shown(passage, 1, 3000))],
+                      3000)
+    assert [p.n for p in answer.paragraphs] == [1, 2, 3, 4, 5]  # shown in reading (time) order
+    assert [p.priority for p in answer.paragraphs] == [3, 1, 4, 2, 5]
