@@ -165,6 +165,7 @@ def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None
                  for hit in hits]
     else:
         found = [(score, (chunk_id,)) for chunk_id, score in shard.search(question, k, filters)]
+    from episteme_core.search.snippets import held_weight
     from episteme_core.search.units import MERGED_CHARS, merge_overlapping
 
     found = [(score, list(ids)) for score, ids in found if score > 0]
@@ -193,7 +194,8 @@ def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None
                 continue
             kept.extend(paragraphs_of(shard, str(chunk_id), score, chunk))
         bears = {id(p) for p in bearing(kept, weights, languages)}  # the rest: for the answer's first
-        kept = [attrs.evolve(p, bearing=id(p) in bears) for p in kept]
+        kept = [attrs.evolve(p, bearing=id(p) in bears, held=held_weight(p.text, weights, languages))
+                for p in kept]
         compact = [excerpted(p, weights, languages) for p in kept]
         wider = widened(kept, compact, wide) if wide else None
         kept = compact

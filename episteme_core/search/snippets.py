@@ -40,6 +40,14 @@ def term_matches(text: str, weights: Mapping[str, float],
     return found
 
 
+def held_weight(text: str, weights: Mapping[str, float],
+                languages: Sequence[str] = (DEFAULT_LANGUAGE,)) -> float:
+    """The weight of the query terms ``text`` holds, scored as a snippet's window is (each distinct
+    term's weight, and small shares of it for its repeats)."""
+    matches = term_matches(text, weights, languages)
+    return _window_score(matches, 0, len(matches))
+
+
 def _window_score(matches: list[tuple[int, int, str, float]], lo: int, hi: int) -> float:
     """Score of matches ``[lo, hi)``: the distinct terms' weights and the repeats' shares."""
     seen: dict[str, int] = {}

@@ -116,3 +116,21 @@ def test_headings_and_labels_are_named_after_the_full_paragraphs_of_their_passag
                       3000)
     assert [p.n for p in answer.paragraphs] == [1, 2, 3, 4, 5]  # shown in reading (time) order
     assert [p.priority for p in answer.paragraphs] == [3, 1, 4, 2, 5]
+
+
+def test_the_paragraph_holding_most_of_the_question_leads_its_passage() -> None:
+    """The full paragraph that holds the most of the question's terms is named first, the others in
+    reading order after it (an answer often lies beside the paragraph that holds the words), labels
+    last; equals keep their reading order."""
+    import attrs
+
+    from episteme_core.ask.answer import named_order
+
+    held = [0.0, 1.5, 0.0, 3.0, 3.0]
+    texts = ["w" * 100, "x" * 100, "Examples:", "y" * 100, "z" * 100]
+    passage = [attrs.evolve(para(f"r:a#{n}", text, None), held=weight)
+               for n, (text, weight) in enumerate(zip(texts, held, strict=True), start=1)]
+    assert [p.n for p in named_order(passage)] == [4, 1, 2, 5, 3]
+    assert [p.n for p in named_order(passage[:3])] == [2, 1, 3]
+    assert [p.n for p in named_order([passage[2]])] == [3]
+    assert named_order([]) == []
