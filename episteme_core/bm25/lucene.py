@@ -27,25 +27,23 @@ def idf32(units: int, df: int) -> float:
     return array.array("f", (idf(units, df),))[0]
 
 
-def norms_python(lengths: Sequence[int], average: float, params: Mapping[str, Any]) -> list[float]:
-    """``k1 * ((1 - b) + b * length / average)`` of every unit, float64, in plain Python (the same
-    values as ``norms_numpy``). ``average`` is tokens / units: numpy's mean of the lengths, their
-    sum being exact."""
+def scores_python(tfs: Sequence[int], lengths: Sequence[int], rows: Sequence[int], term_idf32: float,
+                  average: float, params: Mapping[str, Any]) -> array.array[float]:
+    """The float32 scores of one term's pairs (``tfs[i]`` times in unit ``rows[i]`` of ``lengths[rows[i]]``
+    tokens), in plain Python: ``tf / (norm + tf) * idf32`` in float64 with the unit's norm ``k1 * ((1
+    - b) + b * length / average)``, rounded to float32, as ``norms_numpy`` and ``scores_numpy``
+    compute them. ``average`` is tokens / units: numpy's mean of the lengths, their sum being exact.
+    Only the pairs' own units are normalised: a query of a few postings in a shard of many units
+    does not pay for every unit's norm."""
     k1, b = params["k1"], params["b"]
     rest = 1 - b
-    return [k1 * (rest + b * length / average) for length in lengths]
-
-
-def scores_python(tfs: Sequence[int], norms: Sequence[float], rows: Sequence[int],
-                  term_idf32: float) -> array.array[float]:
-    """The float32 scores of one term's pairs (``tfs[i]`` times in unit ``rows[i]``, whose norm is
-    ``norms[rows[i]]``), in plain Python: ``tf / (norm + tf) * idf32`` in float64, rounded to float32,
-    as ``scores_numpy`` computes them."""
-    return array.array("f", [tf / (norms[row] + tf) * term_idf32 for row, tf in zip(rows, tfs, strict=True)])
+    return array.array("f", [tf / (k1 * (rest + b * lengths[row] / average) + tf) * term_idf32
+                             for row, tf in zip(rows, tfs, strict=True)])
 
 
 def norms_numpy(lengths: Any, average: float, params: Mapping[str, Any]) -> Any:
-    """``norms_python`` of every unit (an int array of lengths), with numpy."""
+    """``k1 * ((1 - b) + b * length / average)`` of every unit (an int array of lengths), float64,
+    with numpy (the norms ``scores_python`` computes for its pairs' units)."""
     import numpy as np
 
     k1, b = params["k1"], params["b"]

@@ -128,7 +128,6 @@ class Shard:
         self._compressed_rows = "rowDict" in self.file.arrays
         self._inflater: RowInflater | None = None  # made on the first row read
         self._norm_cache: tuple[float, Any] | None = None  # (average, every unit's norm): numpy
-        self._norm_list_cache: tuple[float, list[float]] | None = None  # the same, plain Python
 
     def travel(self) -> ShardTicket | None:
         """What a remote worker needs to open this shard from its file; None for a shard held in
@@ -490,12 +489,9 @@ class Shard:
             return self.file.slice("postingsData", start, stop)
         from episteme_core.bm25 import lucene
 
-        cached = self._norm_list_cache
-        if cached is None or cached[0] != again[1]:  # every unit's norm, once per average
-            cached = self._norm_list_cache = (again[1], lucene.norms_python(self.lengths(), again[1],
-                                                                             self.meta["bm25"]))
-        return lucene.scores_python(self.file.slice("postingsTf", start, stop), cached[1],
-                                    self.file.slice("postingsRows", start, stop), again[0])
+        return lucene.scores_python(self.file.slice("postingsTf", start, stop), self.lengths(),
+                                    self.file.slice("postingsRows", start, stop), again[0], again[1],
+                                    self.meta["bm25"])
 
     def _pair_scores_numpy(self, start: int, stop: int, rows: Any, again: tuple[float, float] | None) -> Any:
         """``_pair_scores`` as a float32 numpy array (``rows``: the postings' units): the stored scores
