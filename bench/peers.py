@@ -619,6 +619,8 @@ def main() -> None:
     if (workdir / "chunks.jsonl").exists() and (workdir / "home" / "chunks").exists():
         home, source = workdir / "home", workdir / "chunks.jsonl"
         words = next(w for _, w in corpus_batches(100))
+        with source.open("rb") as lines:  # the corpus kept there, whatever --chunks says
+            args.chunks = sum(1 for _ in lines)
     else:
         shutil.rmtree(workdir / "home", ignore_errors=True)
         home, source, words = build_corpus(workdir, args.chunks)
