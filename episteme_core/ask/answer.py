@@ -43,7 +43,7 @@ class StoredParagraph:
     # the paragraphs that do not (``shown``)
     bearing: bool = True
     # the weight of the question's terms it holds, scored as a snippet's window is
-    # (``snippets.held_weight``): the paragraph of a passage that holds the most is named first
+    # (``snippets.held_weights``): the paragraph of a passage that holds the most is named first
     held: float = 0.0
 
 

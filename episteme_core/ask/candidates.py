@@ -165,7 +165,6 @@ def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None
                  for hit in hits]
     else:
         found = [(score, (chunk_id,)) for chunk_id, score in shard.search(question, k, filters)]
-    from episteme_core.search.snippets import held_weight
     from episteme_core.search.units import MERGED_CHARS, merge_overlapping
 
     found = [(score, list(ids)) for score, ids in found if score > 0]
@@ -193,9 +192,7 @@ def candidates_of(shard: Shard, question: str, wanted: int, *, since: str | None
             if floor is not None and not _at_or_after(getattr(chunk, "time", None), floor):
                 continue
             kept.extend(paragraphs_of(shard, str(chunk_id), score, chunk))
-        bears = {id(p) for p in bearing(kept, weights, languages)}  # the rest: for the answer's first
-        kept = [attrs.evolve(p, bearing=id(p) in bears, held=held_weight(p.text, weights, languages))
-                for p in kept]
+        kept = weighed(kept, weights, languages)  # what does not bear: for the answer's first passage
         compact = [excerpted(p, weights, languages) for p in kept]
         wider = widened(kept, compact, wide) if wide else None
         kept = compact
@@ -229,22 +226,34 @@ def bearing(paragraphs: list[StoredParagraph], weights: dict[str, float],
     A run is scored as a whole so that an answer is found by the words around it, but an answer
     shows what bears on the question, not the run. A passage that holds no term (found by its title
     or path) shows its first paragraph."""
+    return [p for p in weighed(paragraphs, weights, languages) if p.bearing]
+
+
+def weighed(paragraphs: list[StoredParagraph], weights: dict[str, float],
+            languages: Sequence[str]) -> list[StoredParagraph]:
+    """The passage's ``paragraphs``, each marked with whether it bears on the question (``bearing``:
+    the rule of the function of that name) and with the weight of the question's terms it holds
+    (``held``: which of them the answer names first, ``answer.named_order``), both from one analysis
+    of the passage's text. A passage of one paragraph is returned as it is (it bears; alone, its
+    order does not matter)."""
     if len(paragraphs) < 2:
         return paragraphs
-    from episteme_core.search.snippets import best_run
+    from episteme_core.search.snippets import held_weights, run_of, term_matches
 
     text = SEPARATOR.join(p.text for p in paragraphs)
-    span = best_run(text, weights, BEARING_SPAN, languages)
-    if span is None:
-        return paragraphs[:1]
-    starts, at = [], 0
+    matches = term_matches(text, weights, languages) if weights else []
+    spans, at = [], 0
     for p in paragraphs:
-        starts.append(at)
+        spans.append((at, at + len(p.text)))
         at += len(p.text) + len(SEPARATOR)
-    chosen = {i for i, p in enumerate(paragraphs)
-              if starts[i] < span[1] and span[0] < starts[i] + len(p.text)}
-    chosen = continued(paragraphs, chosen)
-    return [p for i, p in enumerate(paragraphs) if i in chosen]
+    run = run_of(matches, BEARING_SPAN)
+    if run is None:
+        chosen = {0}
+    else:
+        chosen = continued(paragraphs, {i for i, (start, end) in enumerate(spans)
+                                        if start < run[1] and run[0] < end})
+    held = held_weights(matches, spans)
+    return [attrs.evolve(p, bearing=i in chosen, held=held[i]) for i, p in enumerate(paragraphs)]
 
 
 EXCERPT_FROM = 1000  # a paragraph longer than this is shown as its best window...

@@ -40,12 +40,18 @@ def term_matches(text: str, weights: Mapping[str, float],
     return found
 
 
-def held_weight(text: str, weights: Mapping[str, float],
-                languages: Sequence[str] = (DEFAULT_LANGUAGE,)) -> float:
-    """The weight of the query terms ``text`` holds, scored as a snippet's window is (each distinct
-    term's weight, and small shares of it for its repeats)."""
-    matches = term_matches(text, weights, languages)
-    return _window_score(matches, 0, len(matches))
+def held_weights(matches: list[tuple[int, int, str, float]],
+                 spans: Sequence[tuple[int, int]]) -> list[float]:
+    """For each ``[start, end)`` of ``spans`` (in the text ``matches`` were found in, ``term_matches``),
+    the weight of the query terms it holds, scored as a snippet's window is (each distinct term's
+    weight, and small shares of it for its repeats)."""
+    starts = [m[0] for m in matches]
+    out = []
+    for start, end in spans:
+        lo = bisect.bisect_left(starts, start)
+        hi = bisect.bisect_left(starts, end, lo)
+        out.append(_window_score(matches, lo, hi))
+    return out
 
 
 def _window_score(matches: list[tuple[int, int, str, float]], lo: int, hi: int) -> float:
@@ -110,11 +116,9 @@ def _best(matches: list[tuple[int, int, str, float]], span: int) -> tuple[float,
     return best, best_lo, best_hi
 
 
-def best_run(text: str, weights: Mapping[str, float], span: int,
-             languages: Sequence[str] = (DEFAULT_LANGUAGE,)) -> tuple[int, int] | None:
-    """``[start, end)`` of the best run of query-term matches of ``text`` that fits in ``span``
-    characters (scored as a snippet window is), None when no word is a query term."""
-    matches = term_matches(text, weights, languages) if weights else []
+def run_of(matches: list[tuple[int, int, str, float]], span: int) -> tuple[int, int] | None:
+    """``[start, end)`` of the best run of a text's query-term ``matches`` (``term_matches``) that
+    fits in ``span`` characters (scored as a snippet window is), None when there are none."""
     if not matches:
         return None
     _, lo, hi = _best(matches, max(1, span))

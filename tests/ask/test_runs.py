@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import attrs
 import pytest
 
 from episteme_core.ask.answer import StoredParagraph
@@ -16,6 +15,7 @@ from episteme_core.ask.candidates import (
     candidates_of,
     continued,
     excerpted,
+    weighed,
     widened,
 )
 from episteme_core.ask.memory import MemoryChunk, MemoryShard
@@ -185,8 +185,8 @@ def test_the_passage_named_first_is_shown_whole_or_its_long_paragraph_widened() 
     long = filler * 40 + "The white whale took his leg off. It sank at noon. " + filler * 80
     paragraphs = _run(["A whale!", long, filler * 3, "The end."])
     weights = {"whale": 2.0, "leg": 1.0}
-    bears = {id(p) for p in bearing(paragraphs, weights, ["english"])}
-    kept = [attrs.evolve(p, bearing=id(p) in bears) for p in paragraphs]
+    kept = weighed(paragraphs, weights, ["english"])
+    assert [p.held > 0 for p in kept] == [True, True, False, False]
     compact = [excerpted(p, weights, ["english"]) for p in kept]
     assert [p.n for p in compact if p.bearing] == [2] and compact[1].span is not None
     assert len(compact[1].text) <= EXCERPT_CHARS
