@@ -67,14 +67,19 @@ def test_rerank_reads_words_as_text(docs, term, limit, max_chars) -> None:  # ty
                 query(home, quoted, shard_set=from_text, **kwargs))
 
 
-def _shard_bytes(root: Path, docs: list[Document], *, reanalysed: bool) -> list[bytes]:
-    """The shards a fresh home of ``docs`` is indexed into: their words taken from the build's own
-    tokens, or (``reanalysed``) from each row's text analysed again (``words.word_arrays``)."""
+def _shard_bytes(root: Path, docs: list[Document], *, reanalysed: bool,
+                 fields: dict[str, int] | None = None) -> list[bytes]:
+    """The shards a fresh home of ``docs`` is indexed into (with ``fields`` weights in its
+    config.json): their words taken from the build's own tokens, or (``reanalysed``) from each row's
+    text analysed again (``words.word_arrays``)."""
+    import json
     from unittest import mock
 
     from episteme_core.bm25.words import WordSpans
 
     home = commit_and_chunk(root, docs, max_chars=200, overlap=30)
+    if fields is not None:
+        (root / "config.json").write_text(json.dumps({"fields": fields}))
     if reanalysed:
         with mock.patch.object(WordSpans, "arrays", lambda self, views: None):
             index_home(home)
@@ -109,5 +114,6 @@ def test_identifiers_leave_the_stored_words_as_the_text_analysed() -> None:
         provenance=Provenance("episteme", "0", "text", "1", "generic", "1", SHA, "b" * 64),
         url=f"https://example.org/{n}")) for n in range(3)]
     with tempfile.TemporaryDirectory() as tmp:
-        taken = _shard_bytes(Path(tmp) / "taken", docs, reanalysed=False)
-        assert taken == _shard_bytes(Path(tmp) / "again", docs, reanalysed=True)
+        for n, fields in enumerate((None, {"body": 2, "title": 3, "heading": 0})):
+            taken = _shard_bytes(Path(tmp) / f"taken{n}", docs, reanalysed=False, fields=fields)
+            assert taken == _shard_bytes(Path(tmp) / f"again{n}", docs, reanalysed=True, fields=fields)
