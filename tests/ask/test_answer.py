@@ -132,5 +132,10 @@ def test_the_paragraph_holding_most_of_the_question_leads_its_passage() -> None:
                for n, (text, weight) in enumerate(zip(texts, held, strict=True), start=1)]
     assert [p.n for p in named_order(passage)] == [4, 1, 2, 5, 3]
     assert [p.n for p in named_order(passage[:3])] == [2, 1, 3]
+    # a short line that holds the most leads (a line of dialogue can be the answer); of equals, a
+    # full paragraph does
+    line = [*passage[:2], attrs.evolve(passage[2], held=2.0)]
+    assert [p.n for p in named_order(line)] == [3, 1, 2]
+    assert [p.n for p in named_order([attrs.evolve(passage[2], held=1.5), passage[1]])] == [2, 3]
     assert [p.n for p in named_order([passage[2]])] == [3]
     assert named_order([]) == []
