@@ -5,7 +5,8 @@ label names a passage: one paragraph, or a run of a record's consecutive paragra
 its own reference). Priority decides what fits the character budget (each shard's first-named
 passages first, then the second-named, ...; within a rank, the higher score, which compares across
 shards (one idf over all of them), then the higher score relative to the shard's best; within a
-passage, its reading order); what fits is then shown in time order. A
+passage, ``named_order``; the headings and labels that do not lead their passage after all the
+rest); what fits is then shown in time order. A
 paragraph is never cut: one that does not fit is listed as omitted and smaller ones may still fit.
 """
 
@@ -192,12 +193,19 @@ def named_order(paragraphs: Sequence[StoredParagraph]) -> list[StoredParagraph]:
     return [lead, *full, *[p for p in rest if len(p.text) < LABEL_CHARS]]
 
 
+def _trailing_label(item: Named) -> bool:
+    """A heading or label that does not lead its passage: taken after every other paragraph of the
+    answer, of every passage (it is context; the first places and the budget go to what can hold
+    an answer). Measured on the dev set: ask's MRR 0.568 -> 0.578 (0.635 -> 0.639 and 0.502 ->
+    0.518 on its halves), the answer among the first three 0.610 -> 0.623, held 0.740 as before."""
+    return item.position > 0 and len(item.paragraph.text) < LABEL_CHARS
+
+
 def assemble(named: Sequence[Named], budget: int) -> Assembly:
     """The answer: named paragraphs deduplicated, within ``budget`` characters, in time order."""
-    ordered = sorted(
-        named, key=lambda x: (x.rank, -x.paragraph.score, -x.relative_score, x.paragraph.shard, x.label,
-                              x.position, x.paragraph.ref, x.paragraph.chunk_id)
-    )
+    ordered = sorted(named, key=lambda x: (_trailing_label(x), x.rank, -x.paragraph.score, -x.relative_score,
+                                           x.paragraph.shard, x.label, x.position, x.paragraph.ref,
+                                           x.paragraph.chunk_id))
     kept: list[Named] = []
     by_key: dict[tuple[Any, ...], int] = {}
     also: dict[int, list[str]] = {}

@@ -139,3 +139,25 @@ def test_the_paragraph_holding_most_of_the_question_leads_its_passage() -> None:
     assert [p.n for p in named_order([attrs.evolve(passage[2], held=1.5), passage[1]])] == [2, 3]
     assert [p.n for p in named_order([passage[2]])] == [3]
     assert named_order([]) == []
+
+
+def test_labels_that_do_not_lead_their_passage_come_after_every_other_paragraph() -> None:
+    """A passage's heading is context: the next passage's paragraphs are named before it, and when
+    the budget runs short it is the heading that is left out; a label that leads its passage (a
+    passage of one line) keeps its place."""
+    import attrs
+
+    first = [para("r:a#1", "CHAPTER I.", None, 9.0), para("r:a#2", "f" * 100, None, 9.0)]
+    second = [para("r:a#7", "s" * 100, None, 5.0)]
+    alone = [para("r:a#9", "A line.", None, 4.0)]
+    named = [attrs.evolve(named_for(p, rank), position=i)
+             for rank, passage in enumerate((first[::-1], second, alone))
+             for i, p in enumerate(passage)]
+    answer = assemble(named, 3000)
+    assert {p.n: p.priority for p in answer.paragraphs} == {2: 1, 7: 2, 9: 3, 1: 4}
+    tight = assemble(named, 207)  # the three that lead their passages fit; the heading does not
+    assert [p.n for p in tight.paragraphs] == [2, 7, 9] and [o.n for o in tight.omitted] == [1]
+
+
+def named_for(p: StoredParagraph, rank: int) -> Named:
+    return Named(p, "bm25", f"p{rank + 1}", rank, 1.0)

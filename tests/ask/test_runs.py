@@ -103,16 +103,17 @@ def test_tool_output_is_offered_labelled_and_the_policy_says_what_else() -> None
 def test_budget_takes_whole_paragraphs_best_passage_first(tmp_path: Path) -> None:
     """Passages are taken best first across shards (scores compare: one idf over them all); a
     paragraph that does not fit is omitted, and a smaller one after it may still fit."""
-    strong = [MemoryChunk(f"book:c/x#{n}", f"whale whale {n}. " + "x" * 30 + ".", "book:c/x", n, None,
+    # 66 characters each: full paragraphs, not labels (which would be taken after the others)
+    strong = [MemoryChunk(f"book:c/x#{n}", f"whale whale {n}. " + "x" * 50 + ".", "book:c/x", n, None,
                           "books") for n in (1, 2)]
     # each weak passage scores half the strong one's: at the reader's score floor, so still named
     weak = [MemoryChunk("book:c/y#1", "the whale whale. " + "y" * 64 + ".", "book:c/y", 1, None, "books"),
             MemoryChunk("book:c/z#1", "whale whale.", "book:c/z", 1, None, "books")]
     shards = [MemoryShard("books-0001", "books", strong), MemoryShard("books-0002", "books", weak)]
-    result = ask(Home(tmp_path / "absent"), AskOptions(question="whale", budget=110, reader="bm25"),
+    result = ask(Home(tmp_path / "absent"), AskOptions(question="whale", budget=150, reader="bm25"),
                  plugins=PLUGINS, warn=Warnings(), shards=shards)
     validate(unstructure(result), "ask-result")
-    assert result.chars == 104 <= 110
+    assert result.chars == 144 <= 150
     assert [p.ref for p in sorted(result.paragraphs, key=lambda p: p.priority)] == [
         "book:c/x#1", "book:c/x#2", "book:c/z#1"]
     assert [o.ref for o in result.omitted] == ["book:c/y#1"]
