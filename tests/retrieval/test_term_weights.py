@@ -112,3 +112,27 @@ def test_a_query_ranks_by_words_not_by_identifier_parts(build, monkeypatch: pyte
     assert [r.source for r in query(home, question).results] == ["https://e.org/num", "https://e.org/js"]
     monkeypatch.setattr(analyzer, "IDENTIFIER_TERM_WEIGHT", 1.0)  # every term a word: the old ranking
     assert [r.source for r in query(home, question).results] == ["https://e.org/js", "https://e.org/num"]
+
+
+def test_ask_weighs_the_question_as_query_does(build, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """``ask`` ranks its candidates with the question's terms weighed as ``query`` weighs them, so
+    the passage that answers in the question's words leads the answer, not the one that says
+    ``JavaScript`` once (the same home as the test above; one shard, whose idf is then scaled)."""
+    from episteme_core.ask.run import AskOptions, ask
+    from episteme_core.kernel.loader import load_plugins
+
+    root = build([
+        make_document("https://e.org/js", [("One", [f"JavaScript {FILLER} {FILLER}"])]),
+        make_document("https://e.org/num", [("Two", [f"integers {FILLER} precision {FILLER} integers"])]),
+        make_document("https://e.org/x", [("Three", [f"{FILLER} {FILLER} {FILLER}"])]),
+    ])
+    home, plugins = Home(root), load_plugins()
+
+    def named_first() -> str:
+        result = ask(home, AskOptions(question="JavaScript integers precision"), plugins=plugins,
+                     warn=lambda *args, **kwargs: None)
+        return str(min(result.paragraphs, key=lambda p: p.priority).citation["url"])
+
+    assert named_first() == "https://e.org/num"
+    monkeypatch.setattr(analyzer, "IDENTIFIER_TERM_WEIGHT", 1.0)  # every term a word: the old ranking
+    assert named_first() == "https://e.org/js"
