@@ -100,7 +100,9 @@ def test_the_readme_view_command_serves(sandbox: Path) -> None:
     proc = subprocess.Popen(
         ["bash", "-c", f"exec {line} --port 0"],
         cwd=sandbox,
-        env=_environment(sandbox),
+        # faulthandler: a server that outlives its SIGTERM is stopped with SIGABRT, which then
+        # prints every thread's stack (what it was stuck in) for the failure below
+        env={**_environment(sandbox), "PYTHONFAULTHANDLER": "1"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -113,7 +115,13 @@ def test_the_readme_view_command_serves(sandbox: Path) -> None:
             assert response.status == 200 and b"<html" in response.read().lower()
     finally:
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 143
+        try:
+            status = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            _, stderr = proc.communicate(timeout=30)
+            pytest.fail(f"graph view still ran 30 s after SIGTERM; its threads:\n{stderr[-6000:]}")
+    assert status == 143
 
 
 def test_evidence_help_says_it_reads_query_output_not_a_graph() -> None:
