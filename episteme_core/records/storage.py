@@ -8,7 +8,10 @@ import attrs
 
 from episteme_core.records.canonical import fingerprint
 
-SCHEMA_VERSION = "1"
+# a stage's commit records live on their own, so reading a home (a query) creates no other record class
+from episteme_core.records.stage_index import SCHEMA_VERSION as SCHEMA_VERSION
+from episteme_core.records.stage_index import StageEntry as StageEntry
+from episteme_core.records.stage_index import StageIndex as StageIndex
 
 
 @attrs.frozen
@@ -109,28 +112,6 @@ class Tombstone:
     items: list[ForgottenItem]
     reason: str | None = None
     status: str = "forgotten"
-
-
-@attrs.frozen
-class StageEntry:
-    """One object a stage commit names: a key, and the content-addressed file that holds it."""
-
-    key: str
-    sha256: str
-    bytes: int
-    path: str  # relative to the stage directory
-
-
-@attrs.frozen
-class StageIndex:
-    """A stage's commit (``index.json``): the objects it names, stage metadata, and a fingerprint."""
-
-    stage: str
-    episteme_version: str
-    entries: list[StageEntry]
-    meta: dict[str, Any] = attrs.field(factory=dict)
-    schema_version: str = SCHEMA_VERSION
-    fingerprint: str = ""
 
 
 @attrs.frozen

@@ -29,7 +29,7 @@ from episteme_core.stages.shards import (
 )
 
 if TYPE_CHECKING:
-    from episteme_core.records.storage import StageEntry, StageIndex
+    from episteme_core.records.stage_index import StageEntry, StageIndex
     from episteme_core.stages.bundle import IndexBundle
     from episteme_core.store.commits import Stage
     from episteme_core.store.home import Home

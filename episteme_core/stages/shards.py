@@ -31,7 +31,7 @@ from episteme_core.errors import EpistemeError
 
 if TYPE_CHECKING:
     from episteme_core.kernel.contracts import SearchableShard
-    from episteme_core.records.storage import StageEntry, StageIndex
+    from episteme_core.records.stage_index import StageEntry, StageIndex
     from episteme_core.store.home import Home
 
 STAGE = "shards"

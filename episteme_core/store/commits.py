@@ -28,7 +28,7 @@ from episteme_core import __version__
 from episteme_core.errors import EpistemeError, raise_if_cancelled
 from episteme_core.records.canonical import canonical_bytes, loads_strict, sha256_hex
 from episteme_core.records.convert import structure, unstructure
-from episteme_core.records.storage import StageEntry, StageIndex
+from episteme_core.records.stage_index import StageEntry, StageIndex
 from episteme_core.store.atomic import atomic_write, flush_pending
 from episteme_core.store.faults import fault
 from episteme_core.store.home import Home

@@ -9,12 +9,15 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from episteme_core.records.canonical import canonical_bytes
 from episteme_core.records.convert import unstructure
-from episteme_core.records.storage import LogEntry, Tombstone
 from episteme_core.store.atomic import atomic_write, flush_pending
 from episteme_core.store.faults import fault
+
+if TYPE_CHECKING:  # a reader's freshness check (``captured_kinds_after``) creates no record class
+    from episteme_core.records.storage import LogEntry, Tombstone
 
 
 def append_line(path: Path, data: bytes) -> None:

@@ -1,6 +1,7 @@
 """The read commands stay lean: ``query``, ``show`` and ``sources`` import nothing that captures,
 extracts or chunks, no entry-point plugin (the graph plugin among them) and not pluggy; ``query`` not
-cattrs either (``show`` and ``sources`` build the converter to read records); ``ask`` (which lists
+cattrs either (``show`` and ``sources`` build the converter to read records), nor the stored records
+it never builds (only a stage commit's, ``records.stage_index``); ``ask`` (which lists
 every source, so loads the plugins') none of the producing stages. A cold query pays for what
 answering needs.
 
@@ -28,6 +29,8 @@ PRODUCING = ("episteme_core.capture", "episteme_core.extract", "episteme_core.ch
              "episteme_core.personal.ingest", "httpx", "html5lib", "pdfplumber", "warcio")
 PLUGINS = ("episteme_graph", "episteme_sample", "pluggy")
 CONVERTER = ("cattrs",)
+# records a query never builds (captures' snapshot records, the log's entries): it opens stage commits only
+STORED_RECORDS = ("episteme_core.records.storage",)
 # ask lists every source (the builtins' source modules and every plugin load), never a stage's work
 STAGE_WORK = ("episteme_core.capture", "episteme_core.chunking", "episteme_core.pipeline",
               "episteme_core.personal.ingest", "episteme_core.extract.run", "episteme_core.extract.builder",
@@ -84,7 +87,7 @@ def _denied(modules: set[str], prefixes: tuple[str, ...]) -> list[str]:
 def test_query_imports_no_producing_stage_no_plugin_and_no_converter(read_home: Path) -> None:
     modules = _modules_after(read_home, "query", "--term", "backups thirty days", "--json")
     assert "episteme_core.search.query" in modules  # the probe ran the command
-    assert _denied(modules, PRODUCING + PLUGINS + CONVERTER) == []
+    assert _denied(modules, PRODUCING + PLUGINS + CONVERTER + STORED_RECORDS) == []
 
 
 @pytest.mark.parametrize("args", [("sources", "--json"), ("show", "book:shelf/tale", "--json")])
@@ -108,3 +111,4 @@ def test_the_deny_list_sees_what_a_writing_command_imports(read_home: Path) -> N
     produced = _modules_after(read_home, "pipeline", "--map", str(read_home.parent / "map.json"), "--json")
     assert {"episteme_core.capture.manual", "episteme_core.extract.run", "cattrs"} <= produced
     assert "cattrs" in _modules_after(read_home, "sources", "--json")
+    assert "episteme_core.records.storage" in produced
