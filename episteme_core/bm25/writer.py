@@ -27,7 +27,7 @@ from episteme_core.bm25.shards import INDEXER, STAGE, Shard
 from episteme_core.bm25.words import LAYOUT
 from episteme_core.errors import EpistemeError
 from episteme_core.records.gcpause import paused_cycle_gc
-from episteme_core.records.storage import StageEntry, StageIndex
+from episteme_core.records.stage_index import StageEntry, StageIndex
 from episteme_core.search.units import MAX_RUN_CHARS, MIN_RUN_CHARS, RUN_CHARS, SECTION_RUN_CHARS
 from episteme_core.stages.chunks import chunks_stage, iter_object_rows, object_rows
 from episteme_core.stages.shards import indexer_of, log_mark

@@ -18,7 +18,7 @@ import attrs
 
 from episteme_core.errors import EpistemeError
 from episteme_core.records.gcpause import paused_cycle_gc
-from episteme_core.records.storage import StageEntry, StageIndex
+from episteme_core.records.stage_index import StageEntry, StageIndex
 from episteme_core.stages.chunks import chunks_stage, object_source_kind
 from episteme_core.store.atomic import sync_after_rename
 from episteme_core.store.commits import LazyStageIndex

@@ -33,7 +33,7 @@ from episteme_core.records.inputs import MIB
 if TYPE_CHECKING:
     import tarfile
 
-    from episteme_core.records.storage import StageEntry, StageIndex
+    from episteme_core.records.stage_index import StageEntry, StageIndex
     from episteme_core.store.home import Home
 
 MEDIA_TYPE = "application/x-tar"
@@ -54,7 +54,7 @@ def _invalid(label: str, reason: str) -> EpistemeError:
 
 def bundle_index(index: StageIndex) -> StageIndex:
     """The commit a bundle holds: ``index`` without its home-local meta, fingerprinted again."""
-    from episteme_core.records.storage import StageIndex
+    from episteme_core.records.stage_index import StageIndex
     from episteme_core.store.commits import index_fingerprint
 
     meta = {key: value for key, value in index.meta.items() if key not in HOME_LOCAL}
@@ -151,7 +151,7 @@ def _parse_tar(buffer: Any, stream: IO[bytes], label: str) -> IndexBundle:
 
     from episteme_core.records.canonical import loads_strict
     from episteme_core.records.convert import structure
-    from episteme_core.records.storage import StageIndex
+    from episteme_core.records.stage_index import StageIndex
     from episteme_core.stages.shards import STAGE, indexer_of
     from episteme_core.store.commits import index_fingerprint
 

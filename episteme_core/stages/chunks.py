@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from episteme_core.errors import EpistemeError
-from episteme_core.records.storage import StageEntry, StageIndex
+from episteme_core.records.stage_index import StageEntry, StageIndex
 from episteme_core.store.commits import Stage
 from episteme_core.store.home import Home
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from episteme_core.records.evidence import Document, document_from_json
-from episteme_core.records.storage import StageEntry, StageIndex
+from episteme_core.records.stage_index import StageEntry, StageIndex
 from episteme_core.store.commits import Stage
 from episteme_core.store.home import Home
 

@@ -26,7 +26,8 @@ import attrs
 from episteme_core.errors import EpistemeError, raise_if_cancelled
 from episteme_core.records.canonical import canonical_bytes, loads_strict
 from episteme_core.records.convert import structure, unstructure
-from episteme_core.records.storage import LogEntry, SnapshotIdentity, SnapshotRecord, StageEntry, StageIndex
+from episteme_core.records.stage_index import StageEntry, StageIndex
+from episteme_core.records.storage import LogEntry, SnapshotIdentity, SnapshotRecord
 from episteme_core.store.atomic import sync_after_rename, sync_file, temp_path_for
 from episteme_core.store.blobs import BlobStore
 from episteme_core.store.commits import Stage

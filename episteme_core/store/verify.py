@@ -246,7 +246,7 @@ def _holds_text(stage: Stage, entry: object, blobs: BlobStore, texts: set[str]) 
     """Whether the record a snapshot holds has a paragraph whose text hashes to one of ``texts``."""
     import json
 
-    from episteme_core.records.storage import StageEntry
+    from episteme_core.records.stage_index import StageEntry
     from episteme_core.store.tombstones import key_sha256
 
     if not isinstance(entry, StageEntry):
