@@ -280,14 +280,19 @@ def widened(paragraphs: Sequence[StoredParagraph], compact: Sequence[StoredParag
              chars: int) -> tuple[StoredParagraph, ...]:
     """The passage as the answer shows it when it names it first, in ``chars`` characters: all its
     paragraphs, whole (a long one too), when they fit; else what its ``compact`` form shows (the
-    bearing paragraphs; ``compact[i]`` is ``paragraphs[i]`` as offered), a long one's window widened
+    bearing paragraphs and the one that holds the most of the question's terms; ``compact[i]`` is
+    ``paragraphs[i]`` as offered), a long one's window widened
     around what it showed into the room the others leave (``window_around``: from the sentence it
     began in, the room after it), a verbatim slice with its span."""
     if len(SEPARATOR.join(p.text for p in paragraphs)) <= chars:
         return tuple(paragraphs)
     from episteme_core.search.snippets import window_around
 
-    shown = [(p, c) for p, c in zip(paragraphs, compact, strict=True) if c.bearing]
+    # the paragraph holding the most of the question's terms too: a run can span two short
+    # paragraphs' ends while one paragraph holds more of the question, spread wider than a run
+    most = max(range(len(compact)), key=lambda i: compact[i].held)
+    shown = [(p, c) for i, (p, c) in enumerate(zip(paragraphs, compact, strict=True))
+             if c.bearing or i == most]
     room = chars - sum(len(c.text) for _, c in shown)
     out = []
     for p, c in shown:

@@ -202,6 +202,21 @@ def test_the_passage_named_first_is_shown_whole_or_its_long_paragraph_widened() 
     assert widened(kept, compact, 10) == tuple(c for c in compact if c.bearing)  # no room: as offered
 
 
+def test_the_first_passage_also_shows_the_paragraph_that_holds_the_most_of_the_question() -> None:
+    """``widened``: the best run of question terms can span the ends of two short paragraphs while
+    another paragraph holds more of the question's terms, spread wider than a run; the passage named
+    first shows that paragraph too (a passage named later shows only its best run's)."""
+    filler = "Nothing to see in this sentence at all. "
+    spread = "A whale. " + filler * 12 + "A harpoon. " + filler * 12 + "A leg at sea."
+    paragraphs = _run(["He held the harpoon.", "The whale took his leg.", filler * 14, spread])
+    weights = {"whale": 2.0, "harpoon": 2.0, "leg": 1.0, "sea": 1.0}
+    kept = weighed(paragraphs, weights, ["english"])
+    assert [p.bearing for p in kept] == [True, True, False, False]
+    assert max(kept, key=lambda p: p.held).n == 4
+    compact = [excerpted(p, weights, ["english"]) for p in kept]
+    assert [p.n for p in widened(kept, compact, 1500)] == [1, 2, 4]
+
+
 def test_the_first_passage_of_an_answer_widens_its_long_paragraph_the_next_do_not() -> None:
     """Through ``ask``: the passage named first shows its long bearing paragraph's window widened to
     two thirds of the budget (the answer often lies just past the question's words); a long paragraph
