@@ -7,7 +7,9 @@ library's ``query`` (the ranks the CLI gives) and prints hit@1 / hit@5 / hit@10 
 questions of even and of odd number and for all. A rule is worth keeping when removing it hurts
 both halves. SciFact is not measured here: no wheel on PyPI ships its files (docs/benchmarks.md).
 
-    python bench/ablation.py --home DIR [--eval DIR] [--only NAME,...]
+``--questions FILE`` judges them on another set over the same corpus (``bench/questions/second-set.jsonl``).
+
+    python bench/ablation.py --home DIR [--eval DIR] [--questions FILE] [--only NAME,...]
 """
 
 from __future__ import annotations
@@ -106,11 +108,13 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--home", type=Path, required=True, help="the folder bench/quality.py --home built")
     parser.add_argument("--eval", type=Path, default=DEFAULT_SHARED / "eval")
+    parser.add_argument("--questions", type=Path, help="another questions file over the same corpus "
+                        "(bench/questions/second-set.jsonl: written apart from the tuning)")
     parser.add_argument("--only", help="comma-separated variant names")
     args = parser.parse_args()
     from episteme_core.testing import invoke
 
-    lines = (args.eval / "dev-questions.jsonl").read_text("utf-8").splitlines()
+    lines = (args.questions or args.eval / "dev-questions.jsonl").read_text("utf-8").splitlines()
     questions = [json.loads(line) for line in lines if line.strip()]
     owners = json.loads((args.home / "owners.json").read_text("utf-8"))
     even = [i for i, q in enumerate(questions) if _number(q["id"]) % 2 == 0]

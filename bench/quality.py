@@ -27,7 +27,11 @@ CPU seconds and wall seconds per `ask` are printed per reader, and the process's
 Hit rule (the eval set's): a passage of the question's own file whose text, whitespace collapsed,
 contains one of the question's phrases. The test suite never reads ``../shared``; this script does.
 
-    python bench/quality.py [--corpus DIR] [--eval DIR] [--home DIR] [--reuse] [--json FILE]
+``--questions FILE`` asks another set over the same corpus instead: ``bench/questions/second-set.jsonl``
+(40 questions, s01-s40, written from the documents alone, apart from the tuning) checks that a change
+kept on the dev set also holds on questions it was not tuned on.
+
+    python bench/quality.py [--corpus DIR] [--eval DIR] [--questions FILE] [--home DIR] [--reuse] [--json FILE]
                             [--processes] [--no-baseline] [--no-ask]
                             [--reader onnx --model DIR [--weight W]]
 """
@@ -387,6 +391,10 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=DEFAULT_SHARED / "corpus")
     parser.add_argument("--eval", type=Path, default=DEFAULT_SHARED / "eval")
+    parser.add_argument("--questions", type=Path,
+                        help="a questions file in the eval set's format over the same corpus (default: "
+                        "the eval set's dev-questions.jsonl; bench/questions/second-set.jsonl is a second "
+                        "set, written apart from the tuning, to check that a change holds off the dev set)")
     parser.add_argument("--home", type=Path, help="build the home here (default: a temporary folder)")
     parser.add_argument("--reuse", action="store_true", help="use the home already built at --home")
     parser.add_argument("--processes", action="store_true",
@@ -403,7 +411,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the measures and per-question ranks here")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args()
-    qfile = args.eval / "dev-questions.jsonl"
+    qfile = args.questions or args.eval / "dev-questions.jsonl"
     if not qfile.is_file() or not args.corpus.is_dir():
         print(f"skipped: no eval set at {qfile} or corpus at {args.corpus} (this bench reads the shared "
               "corpus, not the repository)")
