@@ -31,8 +31,8 @@ contains one of the question's phrases. The test suite never reads ``../shared``
 (40 questions, s01-s40, written from the documents alone, apart from the tuning) checks that a change
 kept on the dev set also holds on questions it was not tuned on.
 
-    python bench/quality.py [--corpus DIR] [--eval DIR] [--questions FILE] [--home DIR] [--reuse] [--json FILE]
-                            [--processes] [--no-baseline] [--no-ask]
+    python bench/quality.py [--corpus DIR] [--eval DIR] [--questions FILE] [--home DIR] [--reuse]
+                            [--json FILE] [--processes] [--no-baseline] [--no-ask]
                             [--reader onnx --model DIR [--weight W]]
 """
 

@@ -154,11 +154,12 @@ def shown(paragraphs: Sequence[StoredParagraph], place: int, budget: int,
     """What a named passage shows, in the order it is named: the first one's (``place`` 0) as
     ``wide`` has it (the passage as it shows when named first, ``candidates.widened``), else whole
     when it fits ``FIRST_PASSAGE_SHARE`` of ``budget``; its bearing paragraphs named first, then the
-    rest. Every other passage shows its bearing paragraphs, in ``named_order``. The answer lists
-    them in time order."""
+    rest (of ``wide``'s, the one holding the most of the question first: ``named_order``). Every
+    other passage shows its bearing paragraphs, in ``named_order``. The answer lists them in time
+    order."""
     bearing = named_order([p for p in paragraphs if p.bearing])
     if place == 0 and wide:
-        return named_order([p for p in wide if p.bearing]) + [p for p in wide if not p.bearing]
+        return named_order([p for p in wide if p.bearing]) + named_order([p for p in wide if not p.bearing])
     if place == 0 and sum(len(p.text) for p in paragraphs) <= budget * FIRST_PASSAGE_SHARE:
         return bearing + [p for p in paragraphs if not p.bearing]
     return bearing

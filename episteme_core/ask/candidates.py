@@ -283,7 +283,8 @@ def widened(paragraphs: Sequence[StoredParagraph], compact: Sequence[StoredParag
     bearing paragraphs and the one that holds the most of the question's terms; ``compact[i]`` is
     ``paragraphs[i]`` as offered), a long one's window widened
     around what it showed into the room the others leave (``window_around``: from the sentence it
-    began in, the room after it), a verbatim slice with its span."""
+    began in, the room after it), a verbatim slice with its span; and the paragraphs between its
+    first shown paragraph and its last, as offered, when all of them fit the room still left."""
     if len(SEPARATOR.join(p.text for p in paragraphs)) <= chars:
         return tuple(paragraphs)
     from episteme_core.search.snippets import window_around
@@ -291,22 +292,27 @@ def widened(paragraphs: Sequence[StoredParagraph], compact: Sequence[StoredParag
     # the paragraph holding the most of the question's terms too: a run can span two short
     # paragraphs' ends while one paragraph holds more of the question, spread wider than a run
     most = max(range(len(compact)), key=lambda i: compact[i].held)
-    shown = [(p, c) for i, (p, c) in enumerate(zip(paragraphs, compact, strict=True))
-             if c.bearing or i == most]
-    room = chars - sum(len(c.text) for _, c in shown)
-    out = []
-    for p, c in shown:
+    chosen = [i for i, c in enumerate(compact) if c.bearing or i == most]
+    room = chars - sum(len(compact[i].text) for i in chosen)
+    out: dict[int, StoredParagraph] = {}
+    for i in chosen:
+        p, c = paragraphs[i], compact[i]
         if c.span == p.span or room <= 0:  # shown whole, or no room left to widen it
-            out.append(c)
+            out[i] = c
             continue
         lo = _offset_in(p, c)
         start, end = window_around(p.text, (lo, lo + len(c.text)), len(c.text) + room)
         if start > lo or end < lo + len(c.text):
-            out.append(c)
+            out[i] = c
             continue
-        out.append(p if (start, end) == (0, len(p.text)) else _sliced(p, start, end))
+        out[i] = p if (start, end) == (0, len(p.text)) else _sliced(p, start, end)
         room -= (end - start) - len(c.text)
-    return tuple(out)
+    # the paragraphs between what it shows, when they all fit the room left: the stretch from its
+    # first shown paragraph to its last reads on (a dialogue's lines between two that bear)
+    between = [i for i in range(chosen[0], chosen[-1]) if i not in out]
+    if sum(len(compact[i].text) for i in between) <= room:
+        out.update((i, compact[i]) for i in between)
+    return tuple(out[i] for i in sorted(out))
 
 
 def _offset_in(paragraph: StoredParagraph, shown: StoredParagraph) -> int:

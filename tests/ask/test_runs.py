@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from episteme_core.ask.answer import StoredParagraph
+from episteme_core.ask.answer import StoredParagraph, shown
 from episteme_core.ask.candidates import (
     EXCERPT_CHARS,
     EXCERPT_FROM,
@@ -215,6 +215,26 @@ def test_the_first_passage_also_shows_the_paragraph_that_holds_the_most_of_the_q
     assert max(kept, key=lambda p: p.held).n == 4
     compact = [excerpted(p, weights, ["english"]) for p in kept]
     assert [p.n for p in widened(kept, compact, 1500)] == [1, 2, 4]
+
+
+def test_the_first_passage_shows_the_paragraphs_between_what_it_shows_when_they_fit() -> None:
+    """``widened``: between the paragraph that bears and the one that holds the most lies a line that
+    holds no question term (a dialogue's reply, often the answer); the passage named first shows it
+    when the stretch fits the room its others leave, and leaves it out (whole, never cut) when not.
+    The most-held paragraph is still named before it."""
+    filler = "Nothing to see in this sentence at all. "
+    spread = "A whale. " + filler * 12 + "A harpoon. " + filler * 12 + "A leg at sea."
+    between = "Yes, or I will never see her again, said she. " * 11
+    paragraphs = _run(["He held the harpoon by the whale.", between, spread, filler * 14])
+    weights = {"whale": 2.0, "harpoon": 2.0, "leg": 1.0, "sea": 1.0}
+    kept = weighed(paragraphs, weights, ["english"])
+    assert [p.bearing for p in kept] == [True, False, False, False]
+    assert max(kept, key=lambda p: p.held).n == 3
+    compact = [excerpted(p, weights, ["english"]) for p in kept]
+    wide = widened(kept, compact, 2000)
+    assert [p.n for p in wide] == [1, 2, 3] and wide[1].text == between  # the stretch 1-3, whole
+    assert [p.n for p in widened(kept, compact, 1400)] == [1, 3]  # 506 characters do not fit 374
+    assert [p.n for p in shown(kept, 0, 3000, wide)] == [1, 3, 2]  # what bears, the most-held, the rest
 
 
 def test_the_first_passage_of_an_answer_widens_its_long_paragraph_the_next_do_not() -> None:
