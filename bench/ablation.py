@@ -11,7 +11,7 @@ both halves. SciFact is not measured here: no wheel on PyPI ships its files (doc
 
 ``--questions FILE`` judges them on another set over the same corpus (``bench/questions/second-set.jsonl``).
 
-    python bench/ablation.py --home DIR [--eval DIR] [--questions FILE] [--only NAME,...]
+    python bench/ablation.py --home DIR [--eval DIR] [--questions FILE] [--only TEXT ...]
 """
 
 from __future__ import annotations
@@ -99,6 +99,8 @@ VARIANTS: dict[str, tuple[dict[str, Any] | None, Patch]] = {
     "no fields (body only)": ({"fields": dict.fromkeys(("title", "url", "path", "heading", "terms"), 0)},
                               nothing),
     "record runs 1,500 -> 0 (each paragraph alone)": ({"runs": {"records": 0}}, nothing),
+    "record runs 1,500 -> 3,000": ({"runs": {"records": 3000}}, nothing),
+    "record runs 1,500 -> 6,000": ({"runs": {"records": 6000}}, nothing),
     "section runs 3,000 -> 0 (each chunk alone)": ({"runs": {"sections": 0}}, nothing),
     "proximity rerank off": (None, lambda: setting("episteme_core.search.proximity", "WEIGHT", 0.0)),
     "joined runs 3,000 -> 0 (no joining)": (
@@ -169,7 +171,8 @@ def main() -> None:
     parser.add_argument("--eval", type=Path, default=DEFAULT_SHARED / "eval")
     parser.add_argument("--questions", type=Path, help="another questions file over the same corpus "
                         "(bench/questions/second-set.jsonl: written apart from the tuning)")
-    parser.add_argument("--only", help="comma-separated variant names")
+    parser.add_argument("--only", action="append", metavar="TEXT",
+                        help="run the variants whose name contains TEXT (repeatable; names hold commas)")
     parser.add_argument("--ask", action="store_true",
                         help="also ask every question: `ask`'s held / first three / MRR per half")
     args = parser.parse_args()
@@ -180,7 +183,7 @@ def main() -> None:
     owners = json.loads((args.home / "owners.json").read_text("utf-8"))
     even = [i for i, q in enumerate(questions) if _number(q["id"]) % 2 == 0]
     odd = [i for i, q in enumerate(questions) if _number(q["id"]) % 2 == 1]
-    wanted = set(args.only.split(",")) if args.only else set(VARIANTS)
+    wanted = {name for name in VARIANTS if not args.only or any(text in name for text in args.only)}
     print(f"cells: `query` counts hit@1 / hit@5 / hit@10 of {len(even)} even, {len(odd)} odd, "
           f"{len(questions)} all; MRR@10" + ("; `ask` counts held / among the first three; MRR@10" if args.ask
                                              else "") + "\n")
