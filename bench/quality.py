@@ -174,7 +174,8 @@ ONNX_READER = "onnx-bench"  # the name of the onnx reader the bench writes into 
 
 
 def configure_onnx(home: Path, model: Path, weight: float | None) -> dict[str, Any]:
-    """Write an onnx reader entry into the home's config.json; returns the entry."""
+    """Write an onnx reader entry into the home's config.json (``main`` puts the file back after the
+    questions, so a home kept with ``--home`` answers with bm25 again); returns the entry."""
     entry: dict[str, Any] = {"name": ONNX_READER, "kind": "onnx", "model": str(model), "timeout": 120}
     if weight is not None:
         entry["weight"] = weight
@@ -441,12 +442,20 @@ def main() -> None:
         built = time.perf_counter() - started
         shards = json.loads((root / "home" / "shards" / "index.json").read_text("utf-8"))["meta"]
         scope = default_scope(root / "home", questions, owners)
+        config = root / "home" / "config.json"
+        kept = config.read_bytes() if config.exists() else None  # put back after: a kept home stays bm25's
         onnx = (configure_onnx(root / "home", args.model.resolve(), args.weight)
                 if args.reader == "onnx" else None)
         costs: dict[str, list[tuple[float, float]]] = {}
         sizes: dict[str, list[tuple[int, int]]] = {}
         log(f"asking {len(questions)} questions ...")
-        runs = run_questions(cli, questions, owners, not args.no_ask, log, onnx, costs, sizes)
+        try:
+            runs = run_questions(cli, questions, owners, not args.no_ask, log, onnx, costs, sizes)
+        finally:
+            if onnx is not None and kept is not None:
+                config.write_bytes(kept)
+            elif onnx is not None:
+                config.unlink(missing_ok=True)
         asked = time.perf_counter() - started - built
     if not args.no_baseline:
         log("the plain bm25s baseline ...")
