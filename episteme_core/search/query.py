@@ -417,6 +417,8 @@ def query(
     second: list[float | None] = [None] * len(page)
     if rerank is not None and page:
         page, second, more = _second_stage(page, rerank, offset, limit, more)
+    if phrases and warn is not None and offset == 0 and total < limit:
+        _warn_few_phrase_matches(shard_set, terms, filters, term_weights, phrases, total, warn)
     if not page:
         if total == 0:
             what = " with these filters" if filters.to_json() else ""
@@ -437,6 +439,23 @@ def query(
         shards=len(shard_set.shards), phrases=phrases, exact=exact, total_exact=total_exact,
         rerank=getattr(rerank, "name", "rerank") if rerank is not None else None,
     )
+
+
+FEW_PHRASE_MATCHES = "FEW_PHRASE_MATCHES"
+
+
+def _warn_few_phrase_matches(shard_set: SearchableShards, terms: list[str], filters: Filters,
+                             weights: dict[str, float], phrases: list[str], total: int,
+                             warn: Callable[..., None]) -> None:
+    """Say so (``FEW_PHRASE_MATCHES``) when the quoted phrases leave less than a page and the words
+    without the quotes match more: a question pasted with quotes in it ("127.", "fly") asks for those
+    words as written, which a person or an agent may not have meant. Costs one more search, only then."""
+    _, unquoted = shard_set.search(terms, 1, filters, **_weighing(weights))
+    if unquoted > total:
+        shown = ", ".join(f'"{phrase}"' for phrase in phrases)
+        warn(FEW_PHRASE_MATCHES, f"{total} result(s) hold the quoted phrase(s) {shown} as written; "
+             f"{unquoted} hold the words without the quotes (drop the quotes to rank them all)",
+             phrases=phrases, total=total, unquoted=unquoted)
 
 
 def _second_stage(page: list[tuple[Hit, Passage]], rerank: Callable[[list[str], list[float]], list[float]],

@@ -154,6 +154,24 @@ def test_a_quoted_phrase_matches_as_written(phrases) -> None:  # type: ignore[no
     validate(quoted, "query-result")
 
 
+def test_quoted_phrases_that_leave_less_than_a_page_say_how_many_the_words_match(phrases) -> None:  # type: ignore[no-untyped-def]
+    """A question pasted with quotes in it asks for those words as written; when they leave less
+    than a page and the words without quotes match more, a warning says so (FEW_PHRASE_MATCHES),
+    the results unchanged; a full page, or quotes that cut nothing, say nothing."""
+    quoted = invoke("--home", str(phrases), "query", "--term", 'does the client "must not" retry', "--json")
+    assert quoted.exit_code == 0 and quoted.envelope["data"]["total"] == 1
+    (warning,) = [w for w in quoted.envelope["warnings"] if w["code"] == "FEW_PHRASE_MATCHES"]
+    assert warning["total"] == 1 and warning["unquoted"] > 1 and warning["phrases"] == ["must not"]
+    assert '"must not"' in warning["message"] and "drop the quotes" in warning["message"]
+    human = invoke("--home", str(phrases), "query", "--term", 'client "must not"')
+    assert "drop the quotes" in human.stderr and "must not retry" in human.stdout
+    validate(quoted.envelope, "cli-envelope")
+    full = invoke("--home", str(phrases), "query", "--term", 'client "must not"', "--limit", "1", "--json")
+    cut_nothing = invoke("--home", str(phrases), "query", "--term", '"frame ancestors"', "--json")
+    for result in (full, cut_nothing):
+        assert not [w for w in result.envelope["warnings"] if w["code"] == "FEW_PHRASE_MATCHES"]
+
+
 def test_exact_matches_words_as_written(phrases) -> None:  # type: ignore[no-untyped-def]
     assert ok("--home", str(phrases), "query", "--term", "running")["total"] == 2  # stems meet: run
     exact = ok("--home", str(phrases), "query", "--term", "running", "--exact")
