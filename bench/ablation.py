@@ -9,7 +9,8 @@ the answer, how many among the first three paragraphs named, MRR@10), where ``as
 switch off one of its own rules. A rule is worth keeping when removing it hurts
 both halves. SciFact is not measured here: no wheel on PyPI ships its files (docs/benchmarks.md).
 
-``--questions FILE`` judges them on another set over the same corpus (``bench/questions/second-set.jsonl``).
+``--questions FILE`` judges them on another set over the same corpus (``bench/questions/second-set.jsonl``
+or ``third-set.jsonl``, written apart from the tuning).
 
     python bench/ablation.py --home DIR [--eval DIR] [--questions FILE] [--only TEXT ...]
 """
@@ -170,7 +171,7 @@ def main() -> None:
     parser.add_argument("--home", type=Path, required=True, help="the folder bench/quality.py --home built")
     parser.add_argument("--eval", type=Path, default=DEFAULT_SHARED / "eval")
     parser.add_argument("--questions", type=Path, help="another questions file over the same corpus "
-                        "(bench/questions/second-set.jsonl: written apart from the tuning)")
+                        "(bench/questions/second-set.jsonl, third-set.jsonl: written apart from the tuning)")
     parser.add_argument("--only", action="append", metavar="TEXT",
                         help="run the variants whose name contains TEXT (repeatable; names hold commas)")
     parser.add_argument("--ask", action="store_true",

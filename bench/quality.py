@@ -407,8 +407,9 @@ def main() -> None:
     parser.add_argument("--eval", type=Path, default=DEFAULT_SHARED / "eval")
     parser.add_argument("--questions", type=Path,
                         help="a questions file in the eval set's format over the same corpus (default: "
-                        "the eval set's dev-questions.jsonl; bench/questions/second-set.jsonl is a second "
-                        "set, written apart from the tuning, to check that a change holds off the dev set)")
+                        "the eval set's dev-questions.jsonl; bench/questions/second-set.jsonl and "
+                        "third-set.jsonl are sets written apart from the tuning, to check that a change "
+                        "holds off the dev set)")
     parser.add_argument("--home", type=Path, help="build the home here (default: a temporary folder)")
     parser.add_argument("--reuse", action="store_true", help="use the home already built at --home")
     parser.add_argument("--processes", action="store_true",
