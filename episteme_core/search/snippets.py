@@ -9,25 +9,37 @@ it more often or more densely (measured on the dev set, docs/benchmarks.md: a bo
 half after it, so the words around the matches (where the answer often is) are shown too; the end
 falls at a word. Near the passage's end the window takes the whole budget. A table row (a line
 holding a tab) counts as a sentence, so a window opens at the start of the row it shows first.
+
+A query word inside a line of structured data (one JSON array or object, as a tool's output lists
+its search results: ``Links: [{"title": ..., "url": ...}]``) weighs ``NON_PROSE_WEIGHT`` of its
+IDF, as a book's contents do in ranking: such a line holds the question's words densely (every
+result's title repeats them) without saying the answer, which the prose after it does. This holds
+for snippets, for ``ask``'s excerpts of long paragraphs and for the weight each paragraph holds.
 """
 
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Mapping, Sequence
 
+from episteme_core.search.passages import NON_PROSE_WEIGHT
 from episteme_core.text.analyzer import DEFAULT_LANGUAGE, stemmer, word_spans
 
 REPEAT_SHARE = 0.1  # a term's second and later occurrences in a window, as a share of its weight
 REPEATS_COUNTED = 3
 LOOKBACK_CHARS = 600  # the most a window shows before its first match
 CLUSTER_SHARE = 0.5  # the matches scored lie within this share of max_chars; the rest is context
+# A line that is one JSON array or object holding at least one key (``"name":``), after an optional
+# short label (``Links: [...]``): structured data, whose words weigh ``NON_PROSE_WEIGHT``.
+_STRUCTURED_LINE = re.compile(r'^[ \t]*(?:[A-Za-z][\w ]{0,30}: ?)?[\[{].*"\s*:.*[\]}],?[ \t]*$', re.M)
 _SENTENCE_ENDS = (". ", "? ", "! ", ".\n", "?\n", "!\n", "\n\n", ": ", ":\n", "。", "！", "？")
 
 
 def term_matches(text: str, weights: Mapping[str, float],
                  languages: Sequence[str] = (DEFAULT_LANGUAGE,)) -> list[tuple[int, int, str, float]]:
-    """``(start, end, term, weight)`` of every word of ``text`` that is a query term."""
+    """``(start, end, term, weight)`` of every word of ``text`` that is a query term (inside a line of
+    structured data, ``structured_lines``, at ``NON_PROSE_WEIGHT`` of its weight)."""
     stems = [stemmer(language) for language in languages]
     found = []
     for start, end, word in word_spans(text):
@@ -37,7 +49,22 @@ def term_matches(text: str, weights: Mapping[str, float],
             if weight is not None:
                 found.append((start, end, term, weight))
                 break
+    lines = structured_lines(text) if found else []
+    if lines:
+        starts = [lo for lo, _ in lines]
+        for index, (start, end, term, weight) in enumerate(found):
+            at = bisect.bisect_right(starts, start) - 1
+            if at >= 0 and start < lines[at][1]:
+                found[index] = (start, end, term, weight * NON_PROSE_WEIGHT)
     return found
+
+
+def structured_lines(text: str) -> list[tuple[int, int]]:
+    """``[start, end)`` of each line of ``text`` that is structured data: one JSON array or object
+    with a key, optionally after a short label (``Links: [{"title": "...", "url": "..."}]``)."""
+    if '":' not in text and '" :' not in text:
+        return []
+    return [(m.start(), m.end()) for m in _STRUCTURED_LINE.finditer(text)]
 
 
 def held_weights(matches: list[tuple[int, int, str, float]],

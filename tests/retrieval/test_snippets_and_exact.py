@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from episteme_core.search.query import parse_term, snippet_window
-from episteme_core.search.snippets import best_window, window_around
+from episteme_core.search.snippets import best_window, structured_lines, term_matches, window_around
 from episteme_core.testing import invoke, validate
 from episteme_core.text.analyzer import stemmer
 
@@ -55,6 +55,41 @@ def test_a_window_saying_more_of_the_query_beats_a_denser_one_saying_less() -> N
     assert end - start <= 1600
     assert "Stale entries are evicted first." in text[start:end]
     assert "cache policy cache" not in text[start:end]
+
+
+LINKS = "Links: [" + ",".join(
+    f'{{"title":"onScroll event not fired on user scroll #{n}",'
+    f'"url":"https://github.com/xtermjs/xterm.js/issues/{n}"}}' for n in range(12)) + "]"
+
+
+def test_a_line_of_structured_data_is_found_and_prose_is_not() -> None:
+    """A line that is one JSON array or object with a key (after an optional short label) is
+    structured data; prose, code calling a function and a bare list of numbers are not."""
+    text = f"Web search results for query: \"scroll\"\n\n{LINKS}\n\nThe summary says it plainly."
+    lines = structured_lines(text)
+    assert [text[a:b] for a, b in lines] == [LINKS]
+    assert structured_lines('{"a": 1}') == [(0, 8)]
+    assert structured_lines('  {"key" : [1, 2]},') == [(0, 19)]
+    for other in ('foo({"a": 1})', 'She said "stop": and left.', "[1, 2, 3]", "plain prose"):
+        assert structured_lines(other) == []
+
+
+def test_words_in_structured_data_weigh_half_and_the_prose_after_it_is_shown() -> None:
+    """A tool's search results list titles dense with the question's words before the prose that
+    answers: their matches weigh half, so the window shows the answer, not the list of links."""
+    answer = ("The onScroll event is only fired when new lines are introduced, not when the viewport's "
+              "scroll position changes, which differs from the documentation.")
+    text = f'Web search results for query: "xterm"\n\n{LINKS}\n\nBased on the results: {answer}'
+    weights = {stemmer("english")(w): 1.0 for w in ("scroll", "event", "fired", "user")}
+    (lo, hi), = structured_lines(text)
+    found = term_matches(text, weights)
+    assert {weight for start, _, _, weight in found if lo <= start < hi} == {0.5}
+    assert {weight for start, _, _, weight in found if not lo <= start < hi} == {1.0}
+    start, end = best_window(text, weights, 300)
+    assert answer[:120] in text[start:end] and end - start <= 300
+    plain = text.replace(LINKS, LINKS.replace('":', '" -'))  # no longer JSON: the dense titles win
+    start, end = best_window(plain, weights, 300)
+    assert answer[:120] not in plain[start:end]
 
 
 def test_of_equal_runs_of_matches_the_window_takes_the_later() -> None:
