@@ -30,9 +30,8 @@ REPEAT_SHARE = 0.1  # a term's second and later occurrences in a window, as a sh
 REPEATS_COUNTED = 3
 LOOKBACK_CHARS = 600  # the most a window shows before its first match
 CLUSTER_SHARE = 0.5  # the matches scored lie within this share of max_chars; the rest is context
-# A line that is one JSON array or object holding at least one key (``"name":``), after an optional
-# short label (``Links: [...]``): structured data, whose words weigh ``NON_PROSE_WEIGHT``.
-_STRUCTURED_LINE = re.compile(r'^[ \t]*(?:[A-Za-z][\w ]{0,30}: ?)?[\[{].*"\s*:.*[\]}],?[ \t]*$', re.M)
+# The short label a line of structured data may open with (``Links: [...]``), matched at its start.
+_STRUCTURED_LABEL = re.compile(r"[A-Za-z][\w ]{0,30}: ?")
 _SENTENCE_ENDS = (". ", "? ", "! ", ".\n", "?\n", "!\n", "\n\n", ": ", ":\n", "。", "！", "？")
 
 
@@ -61,10 +60,24 @@ def term_matches(text: str, weights: Mapping[str, float],
 
 def structured_lines(text: str) -> list[tuple[int, int]]:
     """``[start, end)`` of each line of ``text`` that is structured data: one JSON array or object
-    with a key, optionally after a short label (``Links: [{"title": "...", "url": "..."}]``)."""
+    holding a key (``"name":``), optionally after a short label (``Links: [{"title": "...", "url":
+    "..."}]``). Plain string tests, one pass over each line: no pattern that could backtrack."""
     if '":' not in text and '" :' not in text:
         return []
-    return [(m.start(), m.end()) for m in _STRUCTURED_LINE.finditer(text)]
+    found: list[tuple[int, int]] = []
+    start = 0
+    for line in text.split("\n"):
+        end = start + len(line)
+        body = line.strip(" \t\r")
+        if body.endswith(","):
+            body = body[:-1]
+        if body[-1:] in ("]", "}"):
+            label = _STRUCTURED_LABEL.match(body)
+            data = body[label.end():] if label else body
+            if data[:1] in ("[", "{") and ('":' in data or '" :' in data):
+                found.append((start, end))
+        start = end + 1
+    return found
 
 
 def held_weights(matches: list[tuple[int, int, str, float]],

@@ -24,6 +24,7 @@ from episteme_core.cli import envelope
 from episteme_core.extract import html, pdf_headings, text, xml
 from episteme_core.personal import books, claude, frontmatter, intent, model, plaintext, record_reader
 from episteme_core.records import canonical
+from episteme_core.search import snippets
 from episteme_core.stages import diff
 from episteme_core.text import analyzer
 
@@ -62,6 +63,8 @@ def _cases() -> list[Case]:
         Case("extract/text.py: blank lines", text._BLANK, "split", ("", "\n")),
         Case("extract/text.py: ATX headings (per line)", text._ATX, "match", ("#", "# a", "###### ")),
         Case("extract/pdf_headings.py: subset font names", pdf_headings._SUBSET, "match"),
+        Case("search/snippets.py: a structured line's label (per line)", snippets._STRUCTURED_LABEL, "match",
+             ("", "a", "Links")),
         Case("extract/pdf_headings.py: bold font names", pdf_headings._BOLD, "search"),
         Case("extract/pdf_headings.py: heading numbers", pdf_headings._NUMBER, "match", ("1", "1.2", "A.1")),
         Case("extract/html.py: non-normative lines", html.NON_NORMATIVE_LINE, "match",
