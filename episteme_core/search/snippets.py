@@ -173,7 +173,7 @@ def best_window(text: str, weights: Mapping[str, float], max_chars: int,
 
     ``focus`` (a span of ``text``: the run that ranked best, where overlapping runs were joined)
     keeps the window on it: the window is chosen within the focus and as much text on either side
-    as the budget leaves beyond it."""
+    as the budget leaves beyond it, then runs on to the whole budget where that slice ended first."""
     if len(text) <= max_chars:
         return 0, len(text)
     if focus is not None:
@@ -181,7 +181,8 @@ def best_window(text: str, weights: Mapping[str, float], max_chars: int,
         lo, hi = max(0, focus[0] - room), min(len(text), focus[1] + room)
         if (lo, hi) != (0, len(text)):
             start, end = best_window(text[lo:hi], weights, max_chars, languages)
-            return start + lo, end + lo
+            # the slice can end before the budget does: the window takes the rest of it after
+            return start + lo, max(end + lo, _end_at_word(text, start + lo, max_chars))
     matches = term_matches(text, weights, languages) if weights else []
     if not matches:
         return 0, _end_at_word(text, 0, max_chars)

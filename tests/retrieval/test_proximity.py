@@ -102,3 +102,19 @@ def test_the_snippet_of_joined_runs_stays_on_the_run_that_ranked() -> None:
     # a focus as large as the budget: the window lies inside it
     start, end = best_window(text, weights, 300, focus=focus)
     assert focus[0] <= start and end <= focus[1]
+
+
+def test_a_window_kept_near_its_focus_still_uses_the_whole_budget() -> None:
+    """The window is chosen within the focus and the room around it; where that slice ends first
+    (its window opened at a sentence start near the slice's end) it runs on into the text after,
+    so a snippet never shows less than its budget of a passage that goes on."""
+    lead = (FILLER + ". ") * 30
+    focus_run = "The whale took the harpoon. " * 10
+    after = ("Sentence of words. " * 40 + "The whale rose again and the harpoon line ran out at last. "
+             + "Closing remark without terms. " * 40)
+    text = lead + focus_run + after
+    focus = (len(lead), len(lead) + len(focus_run))
+    weights = {"whale": 1.0, "harpoon": 1.0, "line": 2.0, "rose": 2.0}
+    start, end = best_window(text, weights, 1200, focus=focus)
+    assert 1200 - 10 <= end - start <= 1200  # words here are under 10 characters
+    assert start < focus[1] and end > focus[1] + (1200 - (focus[1] - focus[0]))  # past the slice
