@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from episteme_core.bm25 import lucene, shardfile
+from episteme_core.bm25 import rows as stored_rows
 from episteme_core.bm25.fields import FACETS, FIELD_DEFAULTS, indexed, unit_tokenizer
 from episteme_core.bm25.rows import row_arrays
 from episteme_core.bm25.words import LAYOUT, WordSpans, word_arrays
@@ -319,6 +320,7 @@ def build_shard_pieces(
         "facets": facets,
         "builtFrom": built_from,
         "layout": LAYOUT,
+        "rowCodec": stored_rows.codec(),
         "nonProseRows": sum(flags),
     }
     return shardfile.encode_pieces(meta, arrays)

@@ -13,8 +13,9 @@ its ``rowDict``; layout 2 and before stored the rows as they are (no ``rowDict``
 
 The bytes depend only on the rows and the Zstandard library at ``LEVEL`` (one thread, no checksum,
 no dictionary id, the content size in each frame's header): python-zstandard bundles its libzstd,
-so one version of it writes the same bytes on every platform (the shard's name is their hash). A
-system zlib did not promise that: zlib-ng deflates the same input to other bytes.
+so one version of it writes the same bytes on every platform (the shard's name is their hash), and
+``codec`` names that version in the shards' meta, so another one rebuilds them. A system zlib did not
+promise that: zlib-ng deflates the same input to other bytes.
 """
 
 from __future__ import annotations
@@ -39,6 +40,17 @@ WINDOW_BITS = -15  # layout 3's raw deflate (read only)
 
 class RowError(ValueError):
     """A stored row that does not decompress to one whole row (damaged bytes or offsets)."""
+
+
+def codec() -> str:
+    """What writes the rows' bytes: python-zstandard's version, its bundled libzstd's, the level. Every
+    shard and the stage's meta record it (``rowCodec``), and ``index`` rebuilds a home's shards when
+    the installed codec differs from theirs: another version may compress the same rows to other
+    bytes, and a home never holds two codecs' bytes (a fresh and an incremental build stay equal)."""
+    import zstandard
+
+    libzstd = ".".join(str(part) for part in zstandard.ZSTD_VERSION)
+    return f"python-zstandard {zstandard.__version__}, libzstd {libzstd}, level {LEVEL}"
 
 
 def dictionary(rows: Sequence[bytes]) -> bytes:

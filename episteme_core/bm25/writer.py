@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from episteme_core.bm25 import rows as stored_rows
 from episteme_core.bm25.build import BM25_DEFAULTS, build_shard_pieces
 from episteme_core.bm25.fields import FIELD_DEFAULTS, FIELDS, MAX_WEIGHT, MIN_WEIGHT, indexed
 from episteme_core.bm25.shardfile import header_sha256
@@ -346,6 +347,7 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None,
         and previous.meta.get("fields") == settings.fields
         and previous.meta.get("runChars") == settings.run_chars
         and previous.meta.get("layout", 1) == LAYOUT  # shards before the words section are rebuilt
+        and previous.meta.get("rowCodec") == stored_rows.codec()  # another zstandard: other bytes
     )
     holds_deleted = previous is not None and any(
         (info or {}).get("deleted") for info in (previous.meta.get("shards") or {}).values())
@@ -430,6 +432,7 @@ def _index_home(home: Home, *, reshard: bool, progress: ProgressFn | None,
         "fields": settings.fields,
         "runChars": settings.run_chars,
         "layout": LAYOUT,
+        "rowCodec": stored_rows.codec(),
         "shardSize": shard_size,
         "chunkIndexFingerprint": chunk_index.fingerprint,
         "chunkIndexSha256": chunk_index_sha,

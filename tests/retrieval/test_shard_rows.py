@@ -213,3 +213,23 @@ def test_the_chunk_ids_of_many_hits_are_read_in_one_call_and_checked(build) -> N
     opened = ShardFile(damaged, size=len(data), header_sha256=header_sha256(bytes(data)))
     with pytest.raises(EpistemeError, match="does not match its hash"):
         opened.records("ids", [0], 32)
+
+
+def test_the_shards_name_their_row_codec_and_another_codec_rebuilds_them(  # type: ignore[no-untyped-def]
+        build, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another python-zstandard may compress the same rows to other bytes: every shard and the stage
+    name the codec that wrote them, and the next index rebuilds a home written by another one (a home
+    never mixes two codecs' bytes), while an unchanged home with the same codec is left as it is."""
+    import zstandard
+
+    home = Home(build(_docs()))
+    shards = open_shards(home)
+    assert shards.meta["rowCodec"] == rows_module.codec() == shards.shards[0].meta["rowCodec"]
+    assert zstandard.__version__ in rows_module.codec() and "level 3" in rows_module.codec()
+    names = sorted(shards.meta["shards"])
+    assert not index_home(home).resharded and sorted(open_shards(home).meta["shards"]) == names
+    monkeypatch.setattr(rows_module, "codec", lambda: "another codec")
+    assert index_home(home).resharded
+    after = open_shards(home)
+    assert after.meta["rowCodec"] == "another codec" == after.shards[0].meta["rowCodec"]
+    assert not index_home(home).resharded  # the same codec again: kept
