@@ -67,6 +67,17 @@ class Citation:
 
 
 @attrs.frozen
+class AlsoAt:
+    """Another place holding the very text of a result (a copy of a document under another URL, a
+    section unchanged in another version): folded into the result, not shown as a result of its own."""
+
+    source: str
+    chunk_id: str
+    link: str | None  # where the snippet's first character is there: url#fragment, or record#n
+    snapshot_id: str
+
+
+@attrs.frozen
 class Result:
     """One ranked chunk: its score, a bounded verbatim snippet, and the citation of that snippet."""
 
@@ -94,6 +105,7 @@ class Result:
     content_trust: str = CONTENT_TRUST
     diagnostics: list[dict[str, str]] = attrs.field(factory=list)  # the document's, passed through
     limits: list[str] = attrs.field(factory=list)  # what the document's extractor cannot see
+    also: list[AlsoAt] = attrs.field(factory=list)  # the other places holding this very text
 
 
 @attrs.frozen
@@ -115,6 +127,7 @@ class Passage:
     rows: list[dict[str, Any]]  # chunk JSON objects, in reading order
     offsets: list[int]  # where each row's text begins in ``text``
     focus: tuple[int, int] | None = None  # where runs were joined: the span of the one that ranked best
+    copies: tuple[list[dict[str, Any]], ...] = ()  # the rows of passages of this very text (folded)
 
     def row_at(self, position: int) -> int:
         """The index of the row whose text holds (or, between rows, follows) ``position``."""
@@ -333,7 +346,21 @@ def result_for(passage: Passage | dict[str, Any], *, rank: int, score: float, sh
         rerank_score=rerank_score,
         diagnostics=list(row.get("diagnostics") or ()),
         limits=list(row.get("limits") or ()),
+        also=[_also_at(copy, index, len(row["text"]), local_start, local_end)
+              for copy in passage.copies] if passage.copies else [],
     )
+
+
+def _also_at(rows: list[dict[str, Any]], index: int, own: int, start: int, end: int) -> AlsoAt:
+    """Where a copy of a result's passage (its ``rows``) holds the snippet's first characters: its row
+    ``index`` at ``[start, end)`` when the copy's rows split the text as the result's do (``own``: the
+    length of the result's row), else its first row's start."""
+    if index < len(rows) and len(rows[index]["text"]) == own:
+        row = rows[index]
+    else:
+        row, start, end = rows[0], 0, min(1, len(rows[0]["text"]))
+    return AlsoAt(source=row["source"], chunk_id=row["id"], link=cite_row(row, start, end).link,
+                  snapshot_id=row["snapshotId"])
 
 
 def query(
@@ -487,8 +514,9 @@ def _merged_page(shard_set: SearchableShards, terms: list[str], filters: Filters
                  limit: int, weights: dict[str, float] | None = None,
                  ) -> tuple[list[tuple[Hit, Passage]], int, bool]:
     """A page of passages, reranked by proximity (``index.proximity``), overlapping runs joined
-    (``runs.merge_overlapping``), the number of matching units, and whether passages follow the page.
-    Fetches more hits until the page is full. ``weights``: terms that weigh other than 1
+    (``runs.merge_overlapping``) and passages of the very text of one above them folded into it
+    (``_folded_page``), the number of matching units, and whether passages follow the page. Fetches more
+    hits until the page is full. ``weights``: terms that weigh other than 1
     (``analyzer.query_term_weights``). Only the page's rows are read as JSON (``passages``)."""
     from episteme_core.search.passages import PassageRows
     from episteme_core.search.units import MERGED_CHARS, merge_overlapping
@@ -505,11 +533,46 @@ def _merged_page(shard_set: SearchableShards, terms: list[str], filters: Filters
                 for hit in hits]
         hits, runs = _reranked(hits, runs, runs, read, bonuses)
         merged = merge_overlapping(runs, read.size, MERGED_CHARS)
-        if len(merged) > need or len(hits) >= total or k >= MAX_CHECKED:
-            break
+        exhausted = len(hits) >= total or k >= MAX_CHECKED
+        if len(merged) > need or exhausted:
+            page, walked = _folded_page(hits, runs, read.json, merged, offset, limit)
+            if len(page) == limit or exhausted:  # full, or no more hits to fill it with
+                break
         k *= 2
-    page = _joined_page(hits, runs, read.json, merged[offset : offset + limit])
-    return page, total, len(merged) > need or len(hits) < total
+    return page, total, walked < len(merged) or len(hits) < total
+
+
+def _folded_page(hits: list[Hit], runs: list[list[tuple[str, int]]],
+                 row_of: Callable[[tuple[str, int]], dict[str, Any]],
+                 merged: list[tuple[int, list[tuple[str, int]]]], offset: int, limit: int,
+                 ) -> tuple[list[tuple[Hit, Passage]], int]:
+    """The page ``[offset, offset + limit)`` of the joined passages ``merged`` (best first), a passage
+    of the very text of one above it folded into that one (``Passage.copies``: a document held under
+    two URLs, a section unchanged between versions, shown once with the other places named), and
+    how many of ``merged`` were read for it. The page's passages are read as ever (``_joined_page``),
+    and those before ``offset``; texts are compared only where their lengths are equal, and a copy
+    ranked below what was read is not looked for: the next page folds it as this one did."""
+    kept: list[tuple[Hit, Passage]] = []
+    by_length: dict[int, list[int]] = {}
+    need, walked = offset + limit, 0
+    while len(kept) < need and walked < len(merged):
+        batch = merged[walked : walked + need - len(kept)]
+        walked += len(batch)
+        for hit, passage in _joined_page(hits, runs, row_of, batch):
+            length = len(passage.text)
+            same = by_length.get(length)
+            if same is None:
+                by_length[length] = [len(kept)]
+                kept.append((hit, passage))
+                continue
+            twin = next((i for i in same if kept[i][1].text == passage.text), None)
+            if twin is None:
+                same.append(len(kept))
+                kept.append((hit, passage))
+            else:
+                first, shown = kept[twin]
+                kept[twin] = (first, attrs.evolve(shown, copies=(*shown.copies, passage.rows)))
+    return kept[offset:], walked
 
 
 def _joined_page(hits: list[Hit], runs: list[list[tuple[str, int]]],
@@ -596,8 +659,8 @@ def _checked(shard_set: SearchableShards, terms: list[str], required: list[str],
             holding.append(hit)
             runs.append(keys)
     merged = merge_overlapping(runs, lambda key: len(read.json(key)["text"]), MERGED_CHARS)
-    page = _joined_page(holding, runs, read.json, merged[offset : offset + limit])
-    return page, len(holding), candidates <= MAX_CHECKED, len(merged) > offset + limit
+    page, walked = _folded_page(holding, runs, read.json, merged, offset, limit)
+    return page, len(holding), candidates <= MAX_CHECKED, walked < len(merged)
 
 
 def paragraph_spans(refs: list[str], source: str) -> str:
@@ -642,6 +705,9 @@ def render(result: QueryResult) -> str:
             f"   {cite_.link or item.source} "
             f"(snapshot {cite_.snapshot_id[:12]}; chunk {item.chunk_id[:12]}{page})"
         )
+        for copy in item.also:
+            lines.append(f"   also, the same text: {copy.link or copy.source} "
+                         f"(snapshot {copy.snapshot_id[:12]})")
         if item.paragraphs:
             shown = [p.ref for p in item.paragraphs
                      if p.end > item.snippet_start and p.start < item.snippet_end]

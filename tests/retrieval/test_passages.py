@@ -91,9 +91,14 @@ def test_scores_of_different_shards_compare(build) -> None:  # type: ignore[no-u
         make_document("book:c/z", [("z", ["rock moss fern tree"])], kind="books", document_type="record"),
         make_document("book:c/a", [("a", [same])], kind="chats", document_type="record"),
     ])
-    data = ok("--home", str(root), "query", "--term", "harpoon")
-    scores = {r["sourceKind"]: r["score"] for r in data["results"]}
+    shards = open_shards(Home(root))
+    hits, _ = shards.search(shards.terms("harpoon"), 10)
+    scores = {shards.shard(hit.shard).source: hit.score for hit in hits}
     assert set(scores) == {"books", "chats"} and scores["books"] == scores["chats"]
+    # the very same text: query shows it once, the other copy named in it
+    (result,) = ok("--home", str(root), "query", "--term", "harpoon")["results"]
+    assert [copy["source"] for copy in result["also"]] == [
+        ({"book:c/x", "book:c/a"} - {result["source"]}).pop()]
 
 
 def test_a_section_split_by_a_note_is_one_passage(build) -> None:  # type: ignore[no-untyped-def]

@@ -1,0 +1,73 @@
+"""A passage whose very text a home holds twice (a document under two URLs, a section unchanged in a
+second version) is one result that names the other place (``also``), not two results: the page
+fills with other passages, paging never shows a folded copy, and texts that differ stay apart."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from episteme_core.bm25.shards import open_shards
+from episteme_core.search.query import query, render
+from episteme_core.store.home import Home
+from episteme_core.testing import validate
+
+from .conftest import make_document, ok
+
+_SECTIONS = [
+    ("Harpoons", ["The harpoon is thrown from the bow of the boat when the whale rises."]),
+    ("Lines", ["The harpoon line runs aft from the tub and around the loggerhead."]),
+    ("Lances", ["After the harpoon holds, the lance is used to reach the whale's life."]),
+    ("Boats", ["Each boat carries two tubs of harpoon line and a spare harpoon."]),
+]
+
+
+def _home(build: Any) -> Path:
+    changed = [*_SECTIONS[:3],
+               ("Boats", ["Each boat carries three tubs of harpoon line and a spare harpoon."])]
+    return build([  # type: ignore[no-any-return]
+        make_document("https://mirror-a.example/whaling", _SECTIONS),
+        make_document("https://mirror-b.example/whaling", _SECTIONS),  # the same document, another URL
+        make_document("https://e.org/whaling-2", changed),  # a second version: one section changed
+    ])
+
+
+def _texts(results: list[dict[str, Any]]) -> list[str]:
+    return [r["snippet"] for r in results]
+
+
+def test_a_text_held_three_times_is_one_result_naming_the_other_places(build) -> None:  # type: ignore[no-untyped-def]
+    root = _home(build)
+    data = ok("--home", str(root), "query", "--term", "harpoon", "--limit", "10")
+    validate(data, "query-result")
+    results = data["results"]
+    assert len(_texts(results)) == len(set(_texts(results))) == 5  # four sections, one changed twice over
+    for result in results:
+        holders = {result["source"], *(copy["source"] for copy in result["also"])}
+        words = " ".join(result["snippet"].split()[:6])
+        same = [r for r in (ok("--home", str(root), "query", "--term", words, "--exact")["results"])
+                if r["snippet"] == result["snippet"]]
+        assert len(same) == 1  # --exact folds the same way
+        if "three tubs" in result["snippet"]:
+            assert holders == {"https://e.org/whaling-2"}
+        elif "two tubs" in result["snippet"]:
+            assert holders == {"https://mirror-a.example/whaling", "https://mirror-b.example/whaling"}
+        else:
+            assert len(holders) == 3 and len(result["also"]) == 2
+        for copy in result["also"]:  # each place cites the snippet's start in its own copy
+            assert copy["link"].startswith(copy["source"] + "#") and copy["chunkId"] != result["chunkId"]
+
+
+def test_paging_never_shows_a_folded_copy_and_the_text_names_it(build) -> None:  # type: ignore[no-untyped-def]
+    root = _home(build)
+    home = Home(root)
+    shards = open_shards(home)
+    whole = query(home, "harpoon", limit=10, shard_set=shards)
+    pages = [query(home, "harpoon", limit=2, offset=offset, shard_set=shards) for offset in (0, 2, 4)]
+    shown = [r.snippet for page in pages for r in page.results]
+    assert shown == [r.snippet for r in whole.results] and len(shown) == len(set(shown)) == 5
+    assert pages[0].next_offset == 2 and pages[1].next_offset == 4
+    assert whole.total == 12  # the matching units, before any is folded
+    assert "also, the same text: https://mirror-" in render(whole)
+    hits, _ = shards.search(shards.terms("harpoon"), 20)
+    assert len(hits) == 12  # the index keeps every copy: only what a page shows is folded
