@@ -200,7 +200,8 @@ def builtin_tools() -> list[Tool]:
             title="Query: ranked, cited evidence",
             description=("Rank chunks by BM25 over the home's fresh shards and return each hit's heading, "
                          "score, a verbatim snippet and its citation (URL#fragment or record#n, snapshot "
-                         "id, W3C TextQuote/TextPosition selectors). A stale or missing index is refused "
+                         "id, W3C TextQuote/TextPosition selectors); a text held in several places is one "
+                         "hit naming the others (also). A stale or missing index is refused "
                          "(STALE_INDEX)." + UNTRUSTED),
             input_schema=_query_schema(),
             run=run_query,
