@@ -517,7 +517,8 @@ def _merged_page(shard_set: SearchableShards, terms: list[str], filters: Filters
     (``runs.merge_overlapping``) and passages of the very text of one above them folded into it
     (``_folded_page``), the number of matching units, and whether passages follow the page. Fetches more
     hits until the page is full. ``weights``: terms that weigh other than 1
-    (``analyzer.query_term_weights``). Only the page's rows are read as JSON (``passages``)."""
+    (``analyzer.query_term_weights``). Only the page's rows are read as JSON (``passages``), and past
+    the first page those of the passages before it (which copies it folds depends on them)."""
     from episteme_core.search.passages import PassageRows
     from episteme_core.search.units import MERGED_CHARS, merge_overlapping
 
@@ -637,9 +638,9 @@ def _checked(shard_set: SearchableShards, terms: list[str], required: list[str],
              weights: dict[str, float] | None = None) -> tuple[list[tuple[Hit, Passage]], int, bool, bool]:
     """A page of passages holding the exact words and phrases, best first, overlapping runs joined
     as other queries join them; the number of holding passages (before joining); whether that number
-    is exact; whether passages follow the page. Candidates hold every required term; the best
-    ``RERANK_DEPTH`` are reranked by proximity; their text is checked in score order, at most
-    ``MAX_CHECKED`` of them."""
+    is exact; whether passages follow the page (copies folded, ``_folded_page``). Candidates hold
+    every required term; the best ``RERANK_DEPTH`` are reranked by proximity; their text is checked
+    in score order, at most ``MAX_CHECKED`` of them."""
     from episteme_core.search.passages import PassageRows
     from episteme_core.search.units import MERGED_CHARS, merge_overlapping
 
