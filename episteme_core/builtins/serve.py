@@ -72,6 +72,14 @@ def _configure_serve(parser: argparse.ArgumentParser) -> None:
     add_int_option(parser, "--max-body-bytes", default=defaults.DEFAULT_MAX_BODY_BYTES,
                    low=defaults.MIN_BODY_BYTES, high=defaults.MAX_BODY_BYTES,
                    help="largest request body; larger gets 413")
+    add_int_option(parser, "--request-timeout", default=defaults.DEFAULT_REQUEST_TIMEOUT,
+                   low=defaults.MIN_REQUEST_TIMEOUT, high=defaults.MAX_REQUEST_TIMEOUT,
+                   help="seconds a connection has to send a request's headers, and the longest it may "
+                        "stay silent while a body is due; then it is closed")
+    add_int_option(parser, "--body-timeout", default=defaults.DEFAULT_BODY_TIMEOUT,
+                   low=defaults.MIN_BODY_TIMEOUT, high=defaults.MAX_BODY_TIMEOUT,
+                   help="seconds from a request's headers to its whole body; then the connection is "
+                        "closed")
 
 
 def _run_serve(args: argparse.Namespace, ctx: Context) -> Outcome:
@@ -83,6 +91,7 @@ def _run_serve(args: argparse.Namespace, ctx: Context) -> Outcome:
         host=args.host, port=args.port,
         token_file=Path(args.token_file).expanduser() if args.token_file else None,
         max_inflight=args.max_inflight, max_body_bytes=args.max_body_bytes,
+        request_timeout=args.request_timeout, body_timeout=args.body_timeout,
     )
 
     def announce(text: str, data: dict[str, Any]) -> None:

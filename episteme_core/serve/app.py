@@ -21,10 +21,12 @@ from episteme_core import __version__
 from episteme_core.errors import EpistemeError
 from episteme_core.kernel.contracts import ToolLike
 from episteme_core.kernel.defaults import (
+    DEFAULT_BODY_TIMEOUT,
     DEFAULT_HOST,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_INFLIGHT,
     DEFAULT_PORT,
+    DEFAULT_REQUEST_TIMEOUT,
 )
 from episteme_core.serve.guards import Address, parse_host, read_token_file
 
@@ -40,6 +42,8 @@ class ServeOptions:
     token_file: Path | None = None
     max_inflight: int = DEFAULT_MAX_INFLIGHT
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT  # seconds: a request's headers; silence in a body
+    body_timeout: float = DEFAULT_BODY_TIMEOUT  # seconds: from a request's headers to its whole body
 
 
 def check_address(options: ServeOptions) -> tuple[Address, str | None]:
@@ -163,7 +167,8 @@ def serve(home: Any, plugins: Any, options: ServeOptions, *, announce: Announce,
     url = f"http://{address.host}:{port}/mcp"
     names = sorted(caller.tools)
     data = {"url": url, "home": str(home.root), "tools": names, "token": token is not None,
-            "maxInflight": options.max_inflight, "maxBodyBytes": options.max_body_bytes}
+            "maxInflight": options.max_inflight, "maxBodyBytes": options.max_body_bytes,
+            "requestTimeout": options.request_timeout, "bodyTimeout": options.body_timeout}
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
@@ -173,7 +178,9 @@ def serve(home: Any, plugins: Any, options: ServeOptions, *, announce: Announce,
 
     # Connections are bounded and timed by the protocol (per address, in total, header and body
     # deadlines), not by uvicorn's limit_concurrency, which answers 503 to all once idle sockets fill it.
-    protocol = guarded_protocol(connection_limits(options.max_inflight))
+    limits = connection_limits(options.max_inflight, request_seconds=options.request_timeout,
+                               body_seconds=options.body_timeout)
+    protocol = guarded_protocol(limits)
     config = uvicorn.Config(guarded, log_config=None, log_level="warning", access_log=False, lifespan="on",
                             http=protocol, ws="none", server_header=False, limit_concurrency=None,
                             timeout_keep_alive=KEEP_ALIVE_SECONDS, timeout_graceful_shutdown=DRAIN_SECONDS)

@@ -19,9 +19,11 @@ import attrs
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-HEADER_SECONDS = 5.0  # from connect (or the last response) to a request's complete headers
-BODY_GAP_SECONDS = 5.0  # the longest silence while a request's body is due
-BODY_SECONDS = 30.0  # from a request's complete headers to its complete body
+from episteme_core.kernel.defaults import DEFAULT_BODY_TIMEOUT, DEFAULT_REQUEST_TIMEOUT
+
+HEADER_SECONDS = float(DEFAULT_REQUEST_TIMEOUT)  # from connect (or the last response) to complete headers
+BODY_GAP_SECONDS = float(DEFAULT_REQUEST_TIMEOUT)  # the longest silence while a request's body is due
+BODY_SECONDS = float(DEFAULT_BODY_TIMEOUT)  # from a request's complete headers to its complete body
 KINDS = ("silent", "partial request", "kept alive")  # idle connections, in the order they are closed
 
 
@@ -36,10 +38,15 @@ class ConnectionLimits:
     body_seconds: float = BODY_SECONDS
 
 
-def connection_limits(max_inflight: int) -> ConnectionLimits:
+def connection_limits(max_inflight: int, *, request_seconds: float = HEADER_SECONDS,
+                      body_seconds: float = BODY_SECONDS) -> ConnectionLimits:
     """The bounds for a server with ``max_inflight`` request slots: one address may use every slot
-    twice over, all addresses together four times (idle keep-alive connections count too)."""
-    return ConnectionLimits(per_address=2 * max_inflight + 8, total=4 * max_inflight + 16)
+    twice over, all addresses together four times (idle keep-alive connections count too); a
+    request's headers are due within ``request_seconds``, as is each piece of its body, and its whole
+    body within ``body_seconds`` of the headers (``serve --request-timeout``, ``--body-timeout``)."""
+    return ConnectionLimits(per_address=2 * max_inflight + 8, total=4 * max_inflight + 16,
+                            header_seconds=request_seconds, body_gap_seconds=request_seconds,
+                            body_seconds=body_seconds)
 
 
 class Registry:

@@ -21,9 +21,10 @@ import httpx
 import pytest
 
 from episteme_core.serve.connections import BUSY_REPLY, ConnectionLimits, guarded_protocol
+from episteme_core.testing import invoke
 
 from .attack import closed as _closed
-from .conftest import Served, mcp_call
+from .conftest import Served, mcp_call, start_server
 
 IDLE, SLOW = 300, 100  # well past the default bounds (72 per address, 144 in all)
 BOUND = 90.0  # seconds: against a hang only
@@ -104,8 +105,21 @@ def test_a_client_slow_to_send_after_connecting_is_never_taken_for_a_silent_sock
     assert failed == []
 
 
-def test_silent_and_trickling_connections_are_closed_at_their_deadlines(server: Served) -> None:
-    port = server.port
+REQUEST_TIMEOUT, BODY_TIMEOUT = 1, 3  # the deadlines' lower bound, and a body's a little past it
+
+
+def test_silent_and_trickling_connections_are_closed_at_their_deadlines(example_home: Path) -> None:
+    served = start_server(example_home, "--request-timeout", str(REQUEST_TIMEOUT),
+                          "--body-timeout", str(BODY_TIMEOUT))
+    try:
+        _closed_at_the_deadlines(served.port)
+        assert httpx.get(served.base + "/health", timeout=30).status_code == 200
+    finally:
+        served.stop()
+
+
+def _closed_at_the_deadlines(port: int) -> None:
+    started = time.monotonic()
     silent = _connect(port)
     header_trickle = _connect(port)
     body_silent = _connect(port)
@@ -117,21 +131,41 @@ def test_silent_and_trickling_connections_are_closed_at_their_deadlines(server: 
     assert kept_alive.recv(1 << 16).startswith(b"HTTP/1.1 200")
     trickling = {header_trickle: b"x-a: b\r\n", body_trickle: b" "}
     socks = [silent, header_trickle, body_silent, body_trickle, kept_alive]
-    deadline = time.monotonic() + BOUND
-    sent = 0
+    closed_after: dict[socket.socket, float] = {}
     try:
-        while not all(_closed(s) for s in socks) and time.monotonic() < deadline:
-            for sock, piece in trickling.items():  # a byte every half second: never silent for long
+        while len(closed_after) < len(socks) and time.monotonic() - started < BOUND:
+            for sock in socks:
+                if sock not in closed_after and _closed(sock):
+                    closed_after[sock] = time.monotonic() - started
+            for sock, piece in trickling.items():  # a byte every 0.2 s: never silent for long
                 with contextlib.suppress(OSError):
                     sock.send(piece)
-            sent += 1
-            time.sleep(0.5)
-        assert [_closed(s) for s in socks] == [True] * len(socks)
-        assert sent < 10000  # the body never came whole: the deadline closed it
+            time.sleep(0.2)
+        assert len(closed_after) == len(socks)
+        # the body came a byte at a time, never silent past --request-timeout: --body-timeout
+        # closed it, no sooner, and long before the default 30 s would have
+        assert BODY_TIMEOUT - 0.1 <= closed_after[body_trickle] < 25
+        assert closed_after[silent] >= REQUEST_TIMEOUT - 0.1  # --request-timeout, no sooner
     finally:
         for sock in socks:
             sock.close()
-    assert httpx.get(server.base + "/health", timeout=30).status_code == 200
+
+
+@pytest.mark.parametrize("args", [["--request-timeout", "0"], ["--request-timeout", "301"],
+                                  ["--body-timeout", "0"], ["--body-timeout", "3601"]])
+def test_deadlines_past_their_bounds_are_invalid_usage(example_home: Path, args: list[str]) -> None:
+    result = invoke("--home", str(example_home), "--json", "serve", "--port", "0", *args)
+    assert result.exit_code == 2 and result.envelope["error"]["code"] == "INVALID_USAGE"
+    assert args[0] in result.envelope["error"]["message"]
+
+
+def test_deadlines_at_their_upper_bounds_serve(example_home: Path) -> None:
+    served = start_server(example_home, "--request-timeout", "300", "--body-timeout", "3600")
+    try:
+        assert httpx.get(served.base + "/health", timeout=30).status_code == 200
+        assert mcp_call(served.url, "sources", {}).is_error is False
+    finally:
+        assert served.stop() == 143
 
 
 # -- the bounds, on a small in-process server ------------------------------------------------------
