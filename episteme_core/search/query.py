@@ -551,24 +551,19 @@ def _folded_page(hits: list[Hit], runs: list[list[tuple[str, int]]],
     of the very text of one above it folded into that one (``Passage.copies``: a document held under
     two URLs, a section unchanged between versions, shown once with the other places named), and
     how many of ``merged`` were read for it. The page's passages are read as ever (``_joined_page``),
-    and those before ``offset``; texts are compared only where their lengths are equal, and a copy
-    ranked below what was read is not looked for: the next page folds it as this one did."""
+    and those before ``offset``; each text is looked up among those kept (a dict of the texts: one
+    hash each, so a deep page costs what its passages' reading does, not the square of their
+    number), and a copy ranked below what was read is not looked for: the next page folds it as
+    this one did."""
     kept: list[tuple[Hit, Passage]] = []
-    by_length: dict[int, list[int]] = {}
+    by_text: dict[str, int] = {}  # a kept passage's text -> its place in ``kept``
     need, walked = offset + limit, 0
     while len(kept) < need and walked < len(merged):
         batch = merged[walked : walked + need - len(kept)]
         walked += len(batch)
         for hit, passage in _joined_page(hits, runs, row_of, batch):
-            length = len(passage.text)
-            same = by_length.get(length)
-            if same is None:
-                by_length[length] = [len(kept)]
-                kept.append((hit, passage))
-                continue
-            twin = next((i for i in same if kept[i][1].text == passage.text), None)
-            if twin is None:
-                same.append(len(kept))
+            twin = by_text.setdefault(passage.text, len(kept))
+            if twin == len(kept):
                 kept.append((hit, passage))
             else:
                 first, shown = kept[twin]

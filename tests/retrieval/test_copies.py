@@ -71,3 +71,23 @@ def test_paging_never_shows_a_folded_copy_and_the_text_names_it(build) -> None: 
     assert "also, the same text: https://mirror-" in render(whole)
     hits, _ = shards.search(shards.terms("harpoon"), 20)
     assert len(hits) == 12  # the index keeps every copy: only what a page shows is folded
+
+
+def test_texts_of_one_length_stay_apart_and_deep_pages_fold_their_copies(build) -> None:  # type: ignore[no-untyped-def]
+    # thirty sections of equal length that differ in one letter, each held under two URLs: every
+    # text is one result naming the other place, at every offset a page starts from
+    letters = "abcdefghijklmnopqrstuvwxyz0123"
+    sections = [(f"Tub {letter}", [f"The harpoon line of tub {letter} runs aft to the loggerhead."])
+                for letter in letters]
+    root = build([make_document("https://mirror-a.example/tubs", sections),
+                  make_document("https://mirror-b.example/tubs", sections)])
+    home = Home(root)
+    shards = open_shards(home)
+    whole = query(home, "harpoon line", limit=100, shard_set=shards)
+    texts = [r.snippet for r in whole.results]
+    assert len({len(text) for text in texts}) == 1 and len(texts) == len(set(texts)) == 30
+    assert all(len(r.also) == 1 and r.also[0].source != r.source for r in whole.results)
+    pages = [query(home, "harpoon line", limit=7, offset=offset, shard_set=shards)
+             for offset in range(0, 30, 7)]
+    assert [r.snippet for page in pages for r in page.results] == texts
+    assert [page.next_offset for page in pages] == [7, 14, 21, 28, None]
