@@ -99,6 +99,23 @@ class PassageRows:
             return self._row_words(key)[1]
         return len(self.json(key)["text"])
 
+    def text_of(self, keys: Sequence[Key]) -> str:
+        """A passage's text (its rows' texts joined by a blank line), the JSON of rows not read before
+        left unkept: what a deep page reads of the passages before it costs no memory per passage."""
+        texts = [(self._json.get(key) or self.shard(key[0]).row_json(key[1]))["text"] for key in keys]
+        return texts[0] if len(texts) == 1 else "\n\n".join(texts)
+
+    def identity(self, keys: Sequence[Key]) -> tuple[tuple[str, tuple[int, ...]], tuple[bytes, ...]] | None:
+        """What tells a passage's text from others without reading it: its class (the shard, each
+        row's length) and each row's analysed words (``row_words``: a function of the row's text in
+        one shard), so two passages of one class and the same text have the same identity; None for
+        a shard whose rows' words are not stored (or are not the query's language)."""
+        name = keys[0][0] if keys else ""
+        if not keys or any(key[0] != name for key in keys) or self._term_ids(name) is None:
+            return None
+        rows = [self._row_words(key) for key in keys]
+        return (name, tuple(row[1] for row in rows)), tuple(bytes(row[0]) for row in rows)
+
     def bonus(self, score: float, keys: Sequence[Key]) -> float:
         """What the rerank adds to a passage of ``score`` made of rows ``keys`` (one shard's): the
         proximity bonus of its text, and the change of score of ``prose_share``."""

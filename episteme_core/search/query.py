@@ -517,8 +517,8 @@ def _merged_page(shard_set: SearchableShards, terms: list[str], filters: Filters
     (``runs.merge_overlapping``) and passages of the very text of one above them folded into it
     (``_folded_page``), the number of matching units, and whether passages follow the page. Fetches more
     hits until the page is full. ``weights``: terms that weigh other than 1
-    (``analyzer.query_term_weights``). Only the page's rows are read as JSON (``passages``), and past
-    the first page those of the passages before it (which copies it folds depends on them)."""
+    (``analyzer.query_term_weights``). Only the page's rows are read as JSON (``passages``); of the
+    passages before it, what tells their texts apart (``_folded_page``)."""
     from episteme_core.search.passages import PassageRows
     from episteme_core.search.units import MERGED_CHARS, merge_overlapping
 
@@ -536,39 +536,43 @@ def _merged_page(shard_set: SearchableShards, terms: list[str], filters: Filters
         merged = merge_overlapping(runs, read.size, MERGED_CHARS)
         exhausted = len(hits) >= total or k >= MAX_CHECKED
         if len(merged) > need or exhausted:
-            page, walked = _folded_page(hits, runs, read.json, merged, offset, limit)
+            page, walked = _folded_page(hits, runs, read, merged, offset, limit)
             if len(page) == limit or exhausted:  # full, or no more hits to fill it with
                 break
         k *= 2
     return page, total, walked < len(merged) or len(hits) < total
 
 
-def _folded_page(hits: list[Hit], runs: list[list[tuple[str, int]]],
-                 row_of: Callable[[tuple[str, int]], dict[str, Any]],
+def _folded_page(hits: list[Hit], runs: list[list[tuple[str, int]]], read: PassageRows,
                  merged: list[tuple[int, list[tuple[str, int]]]], offset: int, limit: int,
                  ) -> tuple[list[tuple[Hit, Passage]], int]:
     """The page ``[offset, offset + limit)`` of the joined passages ``merged`` (best first), a passage
     of the very text of one above it folded into that one (``Passage.copies``: a document held under
     two URLs, a section unchanged between versions, shown once with the other places named), and
-    how many of ``merged`` were read for it. The page's passages are read as ever (``_joined_page``),
-    and those before ``offset``; each text is looked up among those kept (a dict of the texts: one
-    hash each, so a deep page costs what its passages' reading does, not the square of their
-    number), and a copy ranked below what was read is not looked for: the next page folds it as
-    this one did."""
-    kept: list[tuple[Hit, Passage]] = []
-    by_text: dict[str, int] = {}  # a kept passage's text -> its place in ``kept``
-    need, walked = offset + limit, 0
-    while len(kept) < need and walked < len(merged):
-        batch = merged[walked : walked + need - len(kept)]
+    how many of ``merged`` were read for it. The page's passages are read as ever (``_joined_page``);
+    of those before ``offset`` only what tells their texts apart (``folding.KeptTexts``), so a deep
+    page parses and keeps no row per passage before it. A copy ranked below what was read is not
+    looked for: the next page folds it as this one did."""
+    from episteme_core.search.folding import KeptTexts
+
+    kept = KeptTexts(read)
+    page: list[tuple[Hit, Passage]] = []
+    count, need, walked = 0, offset + limit, 0
+    while count < offset and walked < len(merged):  # before the page: only whether each is a copy
+        count += kept.fold(merged[walked][1]) is None
+        walked += 1
+    while count < need and walked < len(merged):
+        batch = merged[walked : walked + need - count]
         walked += len(batch)
-        for hit, passage in _joined_page(hits, runs, row_of, batch):
-            twin = by_text.setdefault(passage.text, len(kept))
-            if twin == len(kept):
-                kept.append((hit, passage))
-            else:
-                first, shown = kept[twin]
-                kept[twin] = (first, attrs.evolve(shown, copies=(*shown.copies, passage.rows)))
-    return kept[offset:], walked
+        for (_, keys), (hit, passage) in zip(batch, _joined_page(hits, runs, read.json, batch), strict=True):
+            twin = kept.fold(keys, passage.text)
+            if twin is None:
+                page.append((hit, passage))
+                count += 1
+            elif twin >= offset:
+                first, shown = page[twin - offset]
+                page[twin - offset] = (first, attrs.evolve(shown, copies=(*shown.copies, passage.rows)))
+    return page, walked
 
 
 def _joined_page(hits: list[Hit], runs: list[list[tuple[str, int]]],
@@ -655,7 +659,7 @@ def _checked(shard_set: SearchableShards, terms: list[str], required: list[str],
             holding.append(hit)
             runs.append(keys)
     merged = merge_overlapping(runs, lambda key: len(read.json(key)["text"]), MERGED_CHARS)
-    page, walked = _folded_page(holding, runs, read.json, merged, offset, limit)
+    page, walked = _folded_page(holding, runs, read, merged, offset, limit)
     return page, len(holding), candidates <= MAX_CHECKED, walked < len(merged)
 
 

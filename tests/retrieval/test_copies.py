@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from episteme_core.bm25.shards import open_shards
 from episteme_core.search.query import query, render
 from episteme_core.store.home import Home
@@ -73,21 +75,40 @@ def test_paging_never_shows_a_folded_copy_and_the_text_names_it(build) -> None: 
     assert len(hits) == 12  # the index keeps every copy: only what a page shows is folded
 
 
-def test_texts_of_one_length_stay_apart_and_deep_pages_fold_their_copies(build) -> None:  # type: ignore[no-untyped-def]
-    # thirty sections of equal length that differ in one letter, each held under two URLs: every
-    # text is one result naming the other place, at every offset a page starts from
+@pytest.mark.parametrize("another_shard", [False, True])
+def test_texts_of_one_length_stay_apart_and_deep_pages_fold_their_copies(build, another_shard: bool) -> None:  # type: ignore[no-untyped-def]
+    # thirty texts of one length that differ in one letter, held under two URLs of one shard (and
+    # once more in another shard, a file), beside the same texts in capitals (the same words, other
+    # text): every page, from every offset, shows and folds what the whole list does
     letters = "abcdefghijklmnopqrstuvwxyz0123"
     sections = [(f"Tub {letter}", [f"The harpoon line of tub {letter} runs aft to the loggerhead."])
                 for letter in letters]
-    root = build([make_document("https://mirror-a.example/tubs", sections),
-                  make_document("https://mirror-b.example/tubs", sections)])
-    home = Home(root)
+    shouted = [(heading, [text.upper() for text in texts]) for heading, texts in sections]
+    documents = [make_document("https://mirror-a.example/tubs", sections),
+                 make_document("https://mirror-b.example/tubs", sections),
+                 make_document("https://loud.example/tubs", shouted)]
+    if another_shard:
+        documents.append(make_document("file:///srv/tubs.txt", sections, kind="file"))
+    home = Home(build(documents))
     shards = open_shards(home)
+    assert len(shards.shards) == (2 if another_shard else 1)
     whole = query(home, "harpoon line", limit=100, shard_set=shards)
     texts = [r.snippet for r in whole.results]
-    assert len({len(text) for text in texts}) == 1 and len(texts) == len(set(texts)) == 30
-    assert all(len(r.also) == 1 and r.also[0].source != r.source for r in whole.results)
-    pages = [query(home, "harpoon line", limit=7, offset=offset, shard_set=shards)
-             for offset in range(0, 30, 7)]
-    assert [r.snippet for page in pages for r in page.results] == texts
-    assert [page.next_offset for page in pages] == [7, 14, 21, 28, None]
+    assert len({len(text) for text in texts}) == 1 and len(texts) == len(set(texts)) == 60
+    lower = {"https://mirror-a.example/tubs", "https://mirror-b.example/tubs"}
+    for result in whole.results:
+        places = {result.source, *(copy.source for copy in result.also)}
+        if result.snippet.isupper():
+            assert places == {"https://loud.example/tubs"}
+        else:
+            assert places == (lower | {"file:///srv/tubs.txt"} if another_shard else lower)
+
+    def shown(results: Any) -> list[tuple[str, str]]:  # a page names the copies it read: not ``also``
+        return [(r.snippet, r.source) for r in results]
+
+    for limit in (1, 7, 13):
+        pages = [query(home, "harpoon line", limit=limit, offset=offset, shard_set=shards)
+                 for offset in range(0, 60, limit)]
+        assert [item for page in pages for item in shown(page.results)] == shown(whole.results)
+        assert all(page.next_offset == page.offset + limit for page in pages[:-1])
+    assert query(home, "harpoon line", limit=10, offset=60, shard_set=shards).results == []
