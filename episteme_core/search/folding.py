@@ -35,18 +35,19 @@ class KeptTexts:
         self._unread_count = 0
         self._by_identity: dict[Any, list[int]] = {}  # an identity -> the places having it
         self._read_classes: dict[int, set[Class]] = {}  # length -> the classes of the texts read
+        self._unsorted: dict[int, list[int]] = {}  # length -> places read by the quick path, no class yet
 
     def fold(self, keys: Sequence[Key], text: str | None = None) -> int | None:
         """The place of the kept passage whose text equals that of the passage of rows ``keys``
         (``text``, where already read); None, and the passage kept at the next place, when none does."""
         if text is not None and not self._unread_count:  # every kept text is read: look it up
             twin = self._texts.get(text)
-            if twin is None:  # kept as of no class: a passage of its length compares with it by text
+            if twin is None:  # its class and identity are found when a passage of its length needs them
                 place = len(self._places)
                 self._places.append((keys, len(text), None))
                 self._texts[text] = place
                 self._read.add(place)
-                self._read_classes.setdefault(len(text), set()).add(None)
+                self._unsorted.setdefault(len(text), []).append(place)
             return twin
         identity = self.read.identity(keys)
         kind = identity[0] if identity is not None else None
@@ -55,6 +56,8 @@ class KeptTexts:
         else:
             text = text if text is not None else self.read.text_of(keys)
             length = len(text)
+        for place in self._unsorted.pop(length, ()):  # kept with their text read, of no class yet
+            self._sort(place)
         # read the kept texts that could equal this one: of its identity, or of its length and another class
         same = self._by_identity.get(identity, []) if identity is not None else []
         for place in same:
@@ -83,6 +86,16 @@ class KeptTexts:
         else:
             self._unread.setdefault(length, {}).setdefault(kind, []).append(place)
             self._unread_count += 1
+
+    def _sort(self, place: int) -> None:
+        """Give a kept passage whose text was read its class and identity (``fold``'s quick path)."""
+        keys, length, _ = self._places[place]
+        identity = self.read.identity(keys)
+        kind = identity[0] if identity is not None else None
+        self._places[place] = (keys, length, kind)
+        if identity is not None:
+            self._by_identity.setdefault(identity, []).append(place)
+        self._read_classes.setdefault(length, set()).add(kind)
 
     def _read_text(self, place: int) -> None:
         if place not in self._read:

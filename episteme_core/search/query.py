@@ -536,23 +536,25 @@ def _merged_page(shard_set: SearchableShards, terms: list[str], filters: Filters
         merged = merge_overlapping(runs, read.size, MERGED_CHARS)
         exhausted = len(hits) >= total or k >= MAX_CHECKED
         if len(merged) > need or exhausted:
-            page, walked = _folded_page(hits, runs, read, merged, offset, limit)
-            if len(page) == limit or exhausted:  # full, or no more hits to fill it with
+            page, following = _folded_page(hits, runs, read, merged, offset, limit)
+            # full and another text after it (not only copies of those above), or no more hits
+            if (len(page) == limit and following) or exhausted:
                 break
         k *= 2
-    return page, total, walked < len(merged) or len(hits) < total
+    return page, total, following or len(hits) < total
 
 
 def _folded_page(hits: list[Hit], runs: list[list[tuple[str, int]]], read: PassageRows,
                  merged: list[tuple[int, list[tuple[str, int]]]], offset: int, limit: int,
-                 ) -> tuple[list[tuple[Hit, Passage]], int]:
+                 ) -> tuple[list[tuple[Hit, Passage]], bool]:
     """The page ``[offset, offset + limit)`` of the joined passages ``merged`` (best first), a passage
     of the very text of one above it folded into that one (``Passage.copies``: a document held under
     two URLs, a section unchanged between versions, shown once with the other places named), and
-    how many of ``merged`` were read for it. The page's passages are read as ever (``_joined_page``);
-    of those before ``offset`` only what tells their texts apart (``folding.KeptTexts``), so a deep
-    page parses and keeps no row per passage before it. A copy ranked below what was read is not
-    looked for: the next page folds it as this one did."""
+    whether a passage of another text follows it in ``merged`` (copies alone after a page are no
+    next page: its ``next_offset`` would name an empty one). The page's passages are read as ever
+    (``_joined_page``); of those before ``offset`` and after the page only what tells their texts
+    apart (``folding.KeptTexts``), so a deep page parses and keeps no row per passage before it. A
+    copy ranked below what was read is not looked for: the next page folds it as this one did."""
     from episteme_core.search.folding import KeptTexts
 
     kept = KeptTexts(read)
@@ -572,7 +574,11 @@ def _folded_page(hits: list[Hit], runs: list[list[tuple[str, int]]], read: Passa
             elif twin >= offset:
                 first, shown = page[twin - offset]
                 page[twin - offset] = (first, attrs.evolve(shown, copies=(*shown.copies, passage.rows)))
-    return page, walked
+    while walked < len(merged):  # past a full page: the first passage that is not a copy
+        walked += 1
+        if kept.fold(merged[walked - 1][1]) is None:
+            return page, True
+    return page, False
 
 
 def _joined_page(hits: list[Hit], runs: list[list[tuple[str, int]]],
@@ -659,8 +665,8 @@ def _checked(shard_set: SearchableShards, terms: list[str], required: list[str],
             holding.append(hit)
             runs.append(keys)
     merged = merge_overlapping(runs, lambda key: len(read.json(key)["text"]), MERGED_CHARS)
-    page, walked = _folded_page(holding, runs, read, merged, offset, limit)
-    return page, len(holding), candidates <= MAX_CHECKED, walked < len(merged)
+    page, following = _folded_page(holding, runs, read, merged, offset, limit)
+    return page, len(holding), candidates <= MAX_CHECKED, following
 
 
 def paragraph_spans(refs: list[str], source: str) -> str:

@@ -68,7 +68,10 @@ def test_paging_never_shows_a_folded_copy_and_the_text_names_it(build) -> None: 
     pages = [query(home, "harpoon", limit=2, offset=offset, shard_set=shards) for offset in (0, 2, 4)]
     shown = [r.snippet for page in pages for r in page.results]
     assert shown == [r.snippet for r in whole.results] and len(shown) == len(set(shown)) == 5
-    assert pages[0].next_offset == 2 and pages[1].next_offset == 4
+    assert pages[0].next_offset == 2 and pages[1].next_offset == 4 and pages[2].next_offset is None
+    # a first page holding every text: only copies follow it, so there is no next page
+    assert query(home, "harpoon", limit=5, shard_set=shards).next_offset is None
+    assert query(home, "harpoon", limit=4, shard_set=shards).next_offset == 4
     assert whole.total == 12  # the matching units, before any is folded
     assert "also, the same text: https://mirror-" in render(whole)
     hits, _ = shards.search(shards.terms("harpoon"), 20)
@@ -110,5 +113,7 @@ def test_texts_of_one_length_stay_apart_and_deep_pages_fold_their_copies(build, 
         pages = [query(home, "harpoon line", limit=limit, offset=offset, shard_set=shards)
                  for offset in range(0, 60, limit)]
         assert [item for page in pages for item in shown(page.results)] == shown(whole.results)
+        # a next page where another text follows, and none after the last (copies alone follow it)
         assert all(page.next_offset == page.offset + limit for page in pages[:-1])
+        assert pages[-1].next_offset is None
     assert query(home, "harpoon line", limit=10, offset=60, shard_set=shards).results == []
