@@ -553,8 +553,9 @@ def _folded_page(hits: list[Hit], runs: list[list[tuple[str, int]]], read: Passa
     whether a passage of another text follows it in ``merged`` (copies alone after a page are no
     next page: its ``next_offset`` would name an empty one). The page's passages are read as ever
     (``_joined_page``); of those before ``offset`` and after the page only what tells their texts
-    apart (``folding.KeptTexts``), so a deep page parses and keeps no row per passage before it. A
-    copy ranked below what was read is not looked for: the next page folds it as this one did."""
+    apart (``folding.KeptTexts``), so a deep page parses and keeps no row per passage before it. The
+    copies of its texts ranked between its end and the next passage of another text are named; one
+    ranked below that is not looked for: the next page folds it as this one did."""
     from episteme_core.search.folding import KeptTexts
 
     kept = KeptTexts(read)
@@ -574,10 +575,16 @@ def _folded_page(hits: list[Hit], runs: list[list[tuple[str, int]]], read: Passa
             elif twin >= offset:
                 first, shown = page[twin - offset]
                 page[twin - offset] = (first, attrs.evolve(shown, copies=(*shown.copies, passage.rows)))
-    while walked < len(merged):  # past a full page: the first passage that is not a copy
+    while walked < len(merged):  # past a full page: up to the first passage that is not a copy
+        keys = merged[walked][1]
         walked += 1
-        if kept.fold(merged[walked - 1][1]) is None:
+        twin = kept.fold(keys)
+        if twin is None:
             return page, True
+        if twin >= offset:  # a copy of a text the page shows: named there too
+            first, shown = page[twin - offset]
+            copy = [read.json(key) for key in keys]
+            page[twin - offset] = (first, attrs.evolve(shown, copies=(*shown.copies, copy)))
     return page, False
 
 

@@ -117,3 +117,18 @@ def test_texts_of_one_length_stay_apart_and_deep_pages_fold_their_copies(build, 
         assert all(page.next_offset == page.offset + limit for page in pages[:-1])
         assert pages[-1].next_offset is None
     assert query(home, "harpoon line", limit=10, offset=60, shard_set=shards).results == []
+
+
+def test_copies_ranked_right_after_a_page_are_named_in_it(build) -> None:  # type: ignore[no-untyped-def]
+    # one text under three URLs, ranked above every other text: a page of one result names the two
+    # other places, though they lie past the page, and has no next page but the other text's
+    same = [("Lines", ["The harpoon line runs aft from the tub and around the loggerhead."])]
+    other = [("Boats", ["Each boat carries a spare harpoon."])]
+    home = Home(build([make_document(f"https://mirror-{n}.example/lines", same) for n in "abc"]
+                      + [make_document("https://e.org/boats", other)]))
+    first = query(home, "harpoon line loggerhead", limit=1)
+    assert {first.results[0].source, *(copy.source for copy in first.results[0].also)} == {
+        f"https://mirror-{n}.example/lines" for n in "abc"}
+    assert first.next_offset == 1
+    second = query(home, "harpoon line loggerhead", limit=1, offset=1)
+    assert second.results[0].source == "https://e.org/boats" and second.next_offset is None
