@@ -31,6 +31,11 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Home:
         if d % 3 == 0:  # the same words in capitals: other text, one identity of words
             docs.append(make_document(f"http:loud/{d}", "http", [[text.upper() for text in section]
                                                                  for section in sections]))
+        if d % 2 == 1:  # records: runs of several paragraphs, held twice, and once with two joined
+            docs.append(make_document(f"books:doc/{d}", "books", sections, record=True))
+            docs.append(make_document(f"books:copy/{d}", "books", sections, record=True))
+            joined = [[" ".join(section[:2]), *section[2:]] for section in sections]
+            docs.append(make_document(f"books:joined/{d}", "books", joined, record=True))
     home = commit_and_chunk(tmp_path_factory.mktemp("h") / "home", docs, max_chars=300, overlap=40)
     index_home(home)
     return home
