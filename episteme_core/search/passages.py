@@ -99,6 +99,10 @@ class PassageRows:
             return self._row_words(key)[1]
         return len(self.json(key)["text"])
 
+    def length(self, keys: Sequence[Key]) -> int:
+        """The length of a passage's text (its rows' texts joined by a blank line)."""
+        return sum(self.size(key) for key in keys) + 2 * (len(keys) - 1)
+
     def text_of(self, keys: Sequence[Key]) -> str:
         """A passage's text (its rows' texts joined by a blank line), the JSON of rows not read before
         left unkept: what a deep page reads of the passages before it costs no memory per passage."""
