@@ -573,8 +573,7 @@ def _folded_page(hits: list[Hit], runs: list[list[tuple[str, int]]], read: Passa
                 page.append((hit, passage))
                 count += 1
             elif twin >= offset:
-                first, shown = page[twin - offset]
-                page[twin - offset] = (first, attrs.evolve(shown, copies=(*shown.copies, passage.rows)))
+                _name_copy(page, twin - offset, passage.rows)
     while walked < len(merged):  # past a full page: up to the first passage that is not a copy
         keys = merged[walked][1]
         walked += 1
@@ -582,10 +581,14 @@ def _folded_page(hits: list[Hit], runs: list[list[tuple[str, int]]], read: Passa
         if twin is None:
             return page, True
         if twin >= offset:  # a copy of a text the page shows: named there too
-            first, shown = page[twin - offset]
-            copy = [read.json(key) for key in keys]
-            page[twin - offset] = (first, attrs.evolve(shown, copies=(*shown.copies, copy)))
+            _name_copy(page, twin - offset, [read.json(key) for key in keys])
     return page, False
+
+
+def _name_copy(page: list[tuple[Hit, Passage]], index: int, rows: list[dict[str, Any]]) -> None:
+    """Name ``rows`` (a copy of the text of the page's passage ``index``) in that passage's copies."""
+    hit, shown = page[index]
+    page[index] = (hit, attrs.evolve(shown, copies=(*shown.copies, rows)))
 
 
 def _joined_page(hits: list[Hit], runs: list[list[tuple[str, int]]],
