@@ -101,18 +101,21 @@ def accept_stop_signal() -> str | None:
     return name
 
 
+_CANCELLED_BY = "cancelled by "
+
+
 class Cancelled(EpistemeError):
-    """Raised when SIGINT or SIGTERM arrives; exit 130 or 143."""
+    """Raised when SIGINT or SIGTERM arrives; exit 130 or 143.
+
+    Code that rebuilds an exception from its message gets the same cancellation back: unpickling
+    calls ``Cancelled("cancelled by SIGTERM")`` (a worker's error in the parent), and so does Python
+    3.12's ``enum``, which remakes an error raised while an Enum class is created (a signal landing
+    in an import) as ``type(e)(str(e))``; read as a signal's name, that text ended the run 130."""
 
     def __init__(self, signal_name: str) -> None:
+        signal_name = signal_name.removeprefix(_CANCELLED_BY)
         super().__init__(
-            "CANCELLED", f"cancelled by {signal_name}", details={"signal": signal_name}
+            "CANCELLED", f"{_CANCELLED_BY}{signal_name}", details={"signal": signal_name}
         )
         self.signal_name = signal_name
         request_cancel(signal_name)
-
-    def __reduce__(self) -> tuple[Any, tuple[str]]:
-        """Unpickled (a worker's cancellation in the parent) from the signal's name, not from the
-        message: an exception is rebuilt from its ``args``, and ``Cancelled("cancelled by SIGTERM")``
-        would record that text as the signal, and the run would end 130 with the message doubled."""
-        return (type(self), (self.signal_name,))
