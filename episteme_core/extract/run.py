@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from episteme_core.errors import Cancelled, EpistemeError, cancel_requested, clear_cancel
+from episteme_core.errors import Cancelled, EpistemeError, cancel_requested
 from episteme_core.records.canonical import sha256_hex
 from episteme_core.records.evidence import Document
 from episteme_core.records.extraction import ExtractRequest
@@ -309,7 +309,6 @@ def extract_sources(
     from episteme_core.stages.snapshots import latest_of_head, note_latest_of_head, read_catalog
     from episteme_core.store.commits import entry_count, head_meta
 
-    clear_cancel()
     options = dict(options or {})
     tie_warn = warn_once(warn) if warn is not None else None
     catalog = catalog if catalog is not None else read_catalog(home)

@@ -13,7 +13,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import NoReturn
 
-from episteme_core.errors import EpistemeError, clear_cancel
+from episteme_core.errors import Cancelled, EpistemeError, clear_cancel
 from episteme_core.records.canonical import canonical_bytes, loads_strict
 from episteme_core.records.convert import structure, unstructure
 from episteme_core.records.storage import LockOwner
@@ -55,25 +55,27 @@ class WriterLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         while True:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+            try:  # closed on any way out but holding: a caller that survives a signal keeps no lock
+                if self._locked(fd):
+                    self._take_over(fd)
+                    self._fd = fd
+                    return self.owner  # type: ignore[return-value]
+            except BaseException:
                 os.close(fd)
-                self._refuse()
-            try:
-                same_file = os.fstat(fd).st_ino == os.stat(self.path).st_ino
-            except FileNotFoundError:
-                same_file = False
-            if same_file:
-                break
+                raise
             os.close(fd)  # the previous holder removed the file meanwhile: lock the new one
+
+    def _locked(self, fd: int) -> bool:
+        """Take ``flock`` on ``fd`` (``RESOURCE_BUSY`` when another holds it); False when the file
+        was removed or replaced meanwhile."""
         try:
-            self._take_over(fd)
-        except BaseException:
-            os.close(fd)
-            raise
-        self._fd = fd
-        return self.owner  # type: ignore[return-value]
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._refuse()
+        try:
+            return os.fstat(fd).st_ino == os.stat(self.path).st_ino
+        except FileNotFoundError:
+            return False
 
     def _take_over(self, fd: int) -> None:
         left = _read_fd(fd)
@@ -82,6 +84,8 @@ class WriterLock:
             try:
                 holder = structure(loads_strict(left, source=str(self.path)), LockOwner,
                                    source=str(self.path))
+            except Cancelled:
+                raise  # a signal while reading the holder is the run's, never an unreadable file
             except EpistemeError:
                 holder = None
             if holder is not None and holder.host != hostname():
@@ -110,6 +114,8 @@ class WriterLock:
     def _refuse(self) -> NoReturn:
         try:
             holder = read_owner(self.path)
+        except Cancelled:
+            raise
         except EpistemeError:
             holder = None
         details: dict[str, object] = {"path": str(self.path)}
@@ -197,10 +203,12 @@ def holding(path: Path, command: str, warn: Warn | None = None,
             with _HELD_GUARD:
                 _HELD[key][1] -= 1
         return
+    # a write run starts afresh: a cancel request counts for the run it interrupts, so an earlier
+    # run's is forgotten here, before the lock is taken (one that arrives while taking it is this run's)
+    clear_cancel()
     with WriterLock(path, command, warn=warn) as lock:
         with _HELD_GUARD:
             _HELD[key] = [me, 1]
-        clear_cancel()  # a write run starts afresh: a cancel request counts for the run it interrupts
         try:
             if lock.inherited and recover is not None:
                 recover()

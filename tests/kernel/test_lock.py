@@ -62,13 +62,17 @@ def test_a_live_holder_gives_resource_busy_exit_7_through_the_cli(home: Path) ->
         holder.wait()
 
 
-def test_a_dead_holders_lock_is_broken_with_a_warning(home: Path) -> None:
+def _dead_holders_lock(home: Path) -> None:
     home.mkdir()
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)
     owner = {"pid": int(dead.stdout), "host": hostname(), "command": "snapshot",
              "token": "t", "acquiredAt": "2026-01-01T00:00:00Z"}
     (home / "writer.lock").write_text(json.dumps(owner))
+
+
+def test_a_dead_holders_lock_is_broken_with_a_warning(home: Path) -> None:
+    _dead_holders_lock(home)
     result = invoke("--home", str(home), "--json", "init")
     assert result.exit_code == 0, result.stderr
     codes = [w["code"] for w in result.envelope["warnings"]]
@@ -109,3 +113,41 @@ def test_readers_never_take_the_lock(home: Path) -> None:
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_sigterm_while_a_dead_holders_lock_is_read_cancels_the_command(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The signal lands in the code that reads the holder's file, whose errors mean "unreadable, break
+    it": the command is cancelled all the same (143, CANCELLED, nothing written), the lock is free
+    for the next writer of this process, and the next command runs as if nothing happened."""
+    import os
+    import signal
+
+    import episteme_core.store.lock as lock_module
+
+    _dead_holders_lock(home)
+    real = lock_module.loads_strict
+    shots: list[int] = []
+
+    def read_under_a_signal(raw: bytes, *, source: str) -> object:
+        if not shots:
+            shots.append(1)
+            os.kill(os.getpid(), signal.SIGTERM)  # the CLI's handler raises Cancelled right here
+        return real(raw, source=source)
+
+    monkeypatch.setattr(lock_module, "loads_strict", read_under_a_signal)
+    handlers = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    try:
+        result = invoke("--home", str(home), "--json", "init")
+    finally:
+        signal.signal(signal.SIGTERM, handlers[0])
+        signal.signal(signal.SIGINT, handlers[1])
+    assert shots and result.exit_code == 143, result.stderr
+    assert result.envelope["error"]["code"] == "CANCELLED"
+    assert not (home / "config.json").exists()
+    with WriterLock(home / "writer.lock", "next"):  # its descriptor was closed: no lock kept
+        pass
+    monkeypatch.setattr(lock_module, "loads_strict", real)
+    again = invoke("--home", str(home), "--json", "init")
+    assert again.exit_code == 0, again.stderr
+    assert (home / "config.json").exists()
