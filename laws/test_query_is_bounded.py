@@ -1,4 +1,4 @@
-"""QueryIsBounded: a query never returns more than --limit results nor a snippet longer than --max-chars, and its paging (offset, nextOffset, total) is consistent: a page is full unless it is the last, and no passage is shown twice."""
+"""QueryIsBounded: a query never returns more than --limit results nor a snippet longer than --max-chars, and its paging (offset, nextOffset, total) is consistent: a page is full unless it is the last, no passage is shown twice, and no page is named past the deepest offset (``MAX_OFFSET``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from episteme_core.bm25.shards import Filters
 from episteme_core.bm25.writer import index_home
-from episteme_core.search.query import query
+from episteme_core.search.query import MAX_OFFSET, query
 from episteme_core.store.home import Home
 
 from ._retrieval_world import SOURCES, WORDS, commit_and_chunk, make_document
@@ -54,7 +54,8 @@ def test_query_is_bounded(built: Home, term, limit, offset, max_chars, source) -
         assert len(result.results) == limit and result.next_offset == offset + limit
         assert query(built, term, filters=Filters(source=source), limit=1, offset=result.next_offset,
                      max_chars=max_chars).results, "nextOffset points at a result"
-    elif result.results:
+        assert result.next_offset <= MAX_OFFSET
+    elif result.results and offset + len(result.results) <= MAX_OFFSET:  # past it no page is named
         after = query(built, term, filters=Filters(source=source), limit=100, offset=offset + len(result.results),
                       max_chars=max_chars)
         assert after.results == [], "no nextOffset but more results"

@@ -42,7 +42,8 @@ def _configure_query(parser: argparse.ArgumentParser) -> None:
                         help="only chunks whose time is at or after DATE (ISO 8601; chunks without a time "
                              "are left out)")
     add_int_option(parser, "--limit", default=10, low=1, high=100, help="results per page")
-    add_int_option(parser, "--offset", default=0, low=0, high=1_000_000, help="results to skip")
+    add_int_option(parser, "--offset", default=0, low=0, high=10_000,
+                   help="results to skip (a page past it is not offered: narrow the query)")
     add_int_option(parser, "--max-chars", default=1200, low=80, high=20_000, help="longest snippet")
     parser.add_argument("--index", metavar="DIR|FILE|-",
                         help="read shards from DIR (default HOME/shards); or answer from an index file "

@@ -35,7 +35,10 @@ if TYPE_CHECKING:
 
 DEFAULT_LIMIT, MAX_LIMIT = 10, 100
 DEFAULT_MAX_CHARS, MIN_MAX_CHARS, MAX_MAX_CHARS = 1200, 80, 20_000
-MAX_OFFSET = 1_000_000
+# The deepest page: ranking a page at offset N builds the best 2N units of every shard, so a page past
+# this would pass a command's memory bound on a large home (offset 100,000 of 200,000 documents: 478 MB).
+MAX_OFFSET = 10_000
+RESULT_WINDOW = "RESULT_WINDOW"
 CONTEXT_CHARS = 32
 MAX_TERM_CHARS = 4096
 # Quoted phrases and --exact are checked on the text of candidates in score order, at most this many.
@@ -460,6 +463,12 @@ def query(
         for i, ((hit, passage), reranked_score) in enumerate(zip(page, second, strict=True), start=1)
     ]
     end = offset + len(page)
+    if more and end > MAX_OFFSET:
+        more = False  # past the deepest page: no next page to name
+        if warn is not None:
+            warn(RESULT_WINDOW, f"results past offset {MAX_OFFSET:,} are not paged ({total} units match): "
+                 "narrow the query (more words, a quoted phrase, --source, --family, --since)",
+                 offset=MAX_OFFSET, total=total)
     return QueryResult(
         query=text, terms=terms, filters=filters.to_json(), total=total, offset=offset, limit=limit,
         max_chars=max_chars, next_offset=end if more else None, results=results,

@@ -57,7 +57,7 @@ def test_paging_and_limits(build) -> None:  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize(
     "args",
-    [["--limit", "0"], ["--limit", "101"], ["--offset", "-1"], ["--offset", "1000001"],
+    [["--limit", "0"], ["--limit", "101"], ["--offset", "-1"], ["--offset", "10001"],
      ["--max-chars", "79"], ["--max-chars", "20001"], ["--since", "yesterday"]],
 )
 def test_out_of_range_is_invalid_usage(corpus: Path, args: list[str]) -> None:
@@ -69,8 +69,29 @@ def test_bounds_are_accepted(corpus: Path) -> None:
     data = ok("--home", str(corpus), "query", "--term", "the", "--limit", "100", "--max-chars", "80")
     assert all(len(r["snippet"]) <= 80 for r in data["results"])
     ok("--home", str(corpus), "query", "--term", "the", "--limit", "1", "--max-chars", "20000",
-       "--offset", "1000000")
+       "--offset", "10000")
 
+
+
+def test_no_page_is_offered_past_the_deepest_offset(build, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """Past ``MAX_OFFSET`` (10,000; here 4, so seven documents reach it) a page is refused, so the page
+    that ends past it names no next page and says why (``RESULT_WINDOW``); one that ends at it still
+    names the next."""
+    import episteme_core.search.query as q
+
+    monkeypatch.setattr(q, "MAX_OFFSET", 4)
+    docs = [make_document(f"https://e.org/{i}", [(f"H{i}", [f"shared word number {i}"])]) for i in range(7)]
+    root = build(docs)
+    args = ("--home", str(root), "--json", "query", "--term", "shared", "--limit", "2")
+    at = invoke(*args, "--offset", "2")
+    assert at.envelope["data"]["nextOffset"] == 4 and at.envelope["warnings"] == []
+    last = invoke(*args, "--offset", "4")
+    assert [r["rank"] for r in last.envelope["data"]["results"]] == [5, 6]
+    assert last.envelope["data"]["nextOffset"] is None and last.envelope["data"]["total"] == 7
+    (warning,) = last.envelope["warnings"]
+    assert warning["code"] == "RESULT_WINDOW" and (warning["offset"], warning["total"]) == (4, 7)
+    past = invoke(*args, "--offset", "5")
+    assert past.exit_code == 2 and past.envelope["error"]["code"] == "INVALID_USAGE"
 
 @pytest.mark.parametrize("term", [None, "", "   "])
 def test_no_term_is_invalid_usage(corpus: Path, term: str | None) -> None:

@@ -128,7 +128,7 @@ LIMITS = [
     ("query", {"term": "byte", "limit": 1}, {"term": "byte", "limit": 0}),
     ("query", {"term": "byte", "maxChars": 80}, {"term": "byte", "maxChars": 79}),
     ("query", {"term": "byte", "maxChars": 20_000}, {"term": "byte", "maxChars": 20_001}),
-    ("query", {"term": "byte", "offset": 1_000_000}, {"term": "byte", "offset": 1_000_001}),
+    ("query", {"term": "byte", "offset": 10_000}, {"term": "byte", "offset": 10_001}),
     ("query", {"term": "b" * 4096}, {"term": "b" * 4097}),
     ("ask", {"question": "q" * 4000, "candidates": 1}, {"question": "q" * 4001, "candidates": 1}),
     ("ask", {"question": "whale", "candidates": 200}, {"question": "whale", "candidates": 201}),
