@@ -43,7 +43,7 @@ CONTEXT_CHARS = 32
 MAX_TERM_CHARS = 4096
 # Quoted phrases and --exact are checked on the text of candidates in score order, at most this many.
 MAX_CHECKED = 5_000
-RERANK_POOL = 20  # a second stage reorders at least this many of the first results
+RERANK_POOL = 20  # a second stage reorders the first max(limit, this) results
 
 
 @attrs.frozen
@@ -384,8 +384,10 @@ def query(
     """Rank the home's fresh shards for ``term``; a page of cited results sorted (-score, chunk id).
 
     ``rerank`` (a second stage: passages' texts and scores in, one score per passage out, higher
-    better; its ``name`` is reported) reorders the first ``max(offset + limit, RERANK_POOL)`` results
-    before the page is cut (``--rerank NAME``: ``ask.rerank.reranker`` makes one from a reader).
+    better; its ``name`` is reported) reorders the first ``max(limit, RERANK_POOL)`` results before
+    the page is cut: a window set by the page's size, not its offset, so pages of one size shown in
+    turn hold each result once, and one stage call costs at most ``MAX_LIMIT`` passages (past the
+    window, results keep query's order) (``--rerank NAME``: ``ask.rerank.reranker`` makes one from a reader).
 
     Quoted phrases in ``term`` must appear as written; ``exact`` asks the same of every word. The
     shards are opened by the home's indexer (``indexer``, else config.json's, else bm25, among
@@ -438,7 +440,8 @@ def query(
             return empty(f"no shard holds source {', '.join(unknown)} (sources: {known})")
     total_exact = True
     # a second stage reorders the first results: fetch them all from the start, rerank, then page
-    start, count = (0, max(offset + limit, RERANK_POOL)) if rerank is not None else (offset, limit)
+    window = max(limit, RERANK_POOL)
+    start, count = (0, max(offset + limit, window)) if rerank is not None else (offset, limit)
     if checking:
         page, total, total_exact, more = _checked(shard_set, terms, required, filters, start, count,
                                                   exact_words, phrase_words, term_weights)
@@ -446,7 +449,7 @@ def query(
         page, total, more = _merged_page(shard_set, terms, filters, start, count, term_weights)
     second: list[float | None] = [None] * len(page)
     if rerank is not None and page:
-        page, second, more = _second_stage(page, rerank, offset, limit, more)
+        page, second, more = _second_stage(page, rerank, window, offset, limit, more)
     if phrases and warn is not None and offset == 0 and total < limit:
         _warn_few_phrase_matches(shard_set, terms, filters, term_weights, phrases, total, warn)
     if not page:
@@ -495,21 +498,25 @@ def _warn_few_phrase_matches(shard_set: SearchableShards, terms: list[str], filt
 
 
 def _second_stage(page: list[tuple[Hit, Passage]], rerank: Callable[[list[str], list[float]], list[float]],
-                  offset: int, limit: int, more: bool
+                  window: int, offset: int, limit: int, more: bool
                   ) -> tuple[list[tuple[Hit, Passage]], list[float | None], bool]:
-    """The page ``[offset, offset + limit)`` of ``page`` (the first results, best first) sorted by the
-    second stage's scores, ties in the first stage's order; each result's second score; whether
-    results follow the page. A scorer that returns another number of scores, or one that is not a
-    finite number, is ``PROCESSING_FAILED``."""
+    """The page ``[offset, offset + limit)`` of ``page`` (the first results, best first) with its first
+    ``window`` sorted by the second stage's scores, ties in the first stage's order, and those after
+    it in that order; each result's second score (None past the window); whether results follow the
+    page. A scorer that returns another number of scores, or one that is not a finite number, is
+    ``PROCESSING_FAILED``."""
     import math
 
-    scores = rerank([passage.text for _, passage in page], [hit.score for hit, _ in page])
-    if len(scores) != len(page) or not all(isinstance(x, int | float) and math.isfinite(x) for x in scores):
+    scored = page[:window]
+    scores = rerank([passage.text for _, passage in scored], [hit.score for hit, _ in scored])
+    if len(scores) != len(scored) or not all(isinstance(x, int | float) and math.isfinite(x) for x in scores):
         raise EpistemeError("PROCESSING_FAILED", f"the reranker {getattr(rerank, 'name', '')!r} gave "
-                            f"{len(scores)} scores for {len(page)} results, or a score that is not a number",
-                            details={"results": len(page), "scores": len(scores)})
-    order = sorted(range(len(page)), key=lambda i: (-float(scores[i]), i))[offset : offset + limit]
-    return ([page[i] for i in order], [round(float(scores[i]), 6) for i in order],
+                            f"{len(scores)} scores for {len(scored)} results, or a score that is not a "
+                            "number", details={"results": len(scored), "scores": len(scores)})
+    reordered = sorted(range(len(scored)), key=lambda i: (-float(scores[i]), i))
+    shown = [*reordered, *range(len(scored), len(page))][offset : offset + limit]
+    second = [round(float(scores[i]), 6) if i < len(scored) else None for i in shown]
+    return ([page[i] for i in shown], second,
             more or len(page) > offset + limit)
 
 

@@ -74,3 +74,37 @@ def test_a_kind_without_rerank_and_an_unknown_name_are_refused(plugin_site, tmp_
         unknown.envelope["error"]["message"]
     wrong = invoke("--home", str(home), "query", "--term", "ship", "--rerank", "miscount", "--json")
     assert wrong.exit_code == 6 and wrong.envelope["error"]["code"] == "PROCESSING_FAILED"
+
+
+def test_pages_of_one_size_show_each_result_once_and_past_the_window_keep_querys_order(
+        plugin_site, tmp_path: Path) -> None:
+    """The second stage reorders the first max(limit, 20) results whatever the offset: following
+    nextOffset shows every result once (a window that grew with the offset let a passage it
+    reordered into an earlier place show twice and another never), and results past it are in
+    query's order, unscored by the stage."""
+    plugin_site("rerank")
+    shelf = tmp_path / "shelf"
+    shelf.mkdir()
+    filler = "\n\n".join(f"Nothing happened on the morning of day {n} but wind and rain." for n in range(60))
+    # the more whales a passage holds the longer it is, so BM25 ranks it lower and the counter higher
+    lines = [f"The ship sailed the sea on day {n}, {'and a whale ' * (n % 9)}the crew slept."
+             for n in range(36)]
+    (shelf / "log.txt").write_text("\n\n".join(f"{line}\n\n{filler}" for line in lines), "utf-8")
+    home = tmp_path / "home"
+    assert invoke("--home", str(home), "ingest", "books", str(shelf), "--json").exit_code == 0
+    everything = _query(home, "--limit", "100")["results"]
+    assert len(everything) == 36
+    shown: list[dict] = []  # type: ignore[type-arg]
+    offset: int | None = 0
+    while offset is not None:
+        page = _query(home, "--rerank", "counter", "--offset", str(offset))
+        shown += page["results"]
+        offset = page["nextOffset"]
+    assert sorted(r["chunkId"] for r in shown) == sorted(r["chunkId"] for r in everything)
+    assert [r["rank"] for r in shown] == list(range(1, 37))
+    window = shown[:20]
+    assert [r["rerankScore"] for r in window] == sorted((r["rerankScore"] for r in window), reverse=True)
+    first_twenty = {r["chunkId"] for r in everything[:20]}
+    assert {r["chunkId"] for r in window} == first_twenty
+    assert [r["chunkId"] for r in shown[20:]] == [r["chunkId"] for r in everything[20:]]
+    assert all(r["rerankScore"] is None for r in shown[20:])
