@@ -30,9 +30,11 @@ REPEAT_SHARE = 0.1  # a term's second and later occurrences in a window, as a sh
 REPEATS_COUNTED = 3
 LOOKBACK_CHARS = 600  # the most a window shows before its first match
 CLUSTER_SHARE = 0.5  # the matches scored lie within this share of max_chars; the rest is context
+COMPLETION_SHARE = 10  # a window moves on by at most 1/this of itself to end a sentence it cuts
 # The short label a line of structured data may open with (``Links: [...]``), matched at its start.
 _STRUCTURED_LABEL = re.compile(r"[A-Za-z][\w ]{0,30}: ?")
 _SENTENCE_ENDS = (". ", "? ", "! ", ".\n", "?\n", "!\n", "\n\n", ": ", ":\n", "。", "！", "？")
+_SENTENCE_MARKS = ".?!:。！？"  # the last character of a window that ends a sentence
 
 
 def term_matches(text: str, weights: Mapping[str, float],
@@ -173,19 +175,30 @@ def best_window(text: str, weights: Mapping[str, float], max_chars: int,
 
     ``focus`` (a span of ``text``: the run that ranked best, where overlapping runs were joined)
     keeps the window on it: the window is chosen within the focus and as much text on either side
-    as the budget leaves beyond it, then runs on to the whole budget where that slice ended first."""
+    as the budget leaves beyond it, then runs on to the whole budget where that slice ended first.
+    A window that would cut a sentence holding a query term ends where that sentence ends, when its
+    start can move on that far without passing the first word of its best run (``_completed``)."""
     if len(text) <= max_chars:
         return 0, len(text)
     if focus is not None:
         room = max(0, max_chars - (focus[1] - focus[0]))
         lo, hi = max(0, focus[0] - room), min(len(text), focus[1] + room)
         if (lo, hi) != (0, len(text)):
-            start, end = best_window(text[lo:hi], weights, max_chars, languages)
+            start, end, first = _cluster_window(text[lo:hi], weights, max_chars, languages)
             # the slice can end before the budget does: the window takes the rest of it after
-            return start + lo, max(end + lo, _end_at_word(text, start + lo, max_chars))
+            start, end = start + lo, max(end + lo, _end_at_word(text, start + lo, max_chars))
+            return _completed(text, start, end, first + lo if first >= 0 else -1, weights, languages)
+    start, end, first = _cluster_window(text, weights, max_chars, languages)
+    return _completed(text, start, end, first, weights, languages)
+
+
+def _cluster_window(text: str, weights: Mapping[str, float], max_chars: int,
+                    languages: Sequence[str]) -> tuple[int, int, int]:
+    """``best_window`` of a text longer than ``max_chars``, before ``_completed``, and where its
+    best run of matches begins (-1 when nothing matches: the text's start is shown)."""
     matches = term_matches(text, weights, languages) if weights else []
     if not matches:
-        return 0, _end_at_word(text, 0, max_chars)
+        return 0, _end_at_word(text, 0, max_chars), -1
     _, lo, hi = _best(matches, max(1, int(max_chars * CLUSTER_SHARE)))
     first, last = matches[lo][0], matches[hi - 1][1]
     # centre the matches: half the room left goes before them (from a sentence start), half after
@@ -193,7 +206,40 @@ def best_window(text: str, weights: Mapping[str, float], max_chars: int,
     start = _boundary_before(text, first, max(0, first - room))
     if start + max_chars > len(text):  # near the end: use the whole budget, from a word start
         start = _word_start_after(text, max(0, len(text) - max_chars), start)
-    return start, _end_at_word(text, start, max_chars)
+    return start, _end_at_word(text, start, max_chars), first
+
+
+def _completed(text: str, start: int, end: int, keep: int, weights: Mapping[str, float],
+               languages: Sequence[str]) -> tuple[int, int]:
+    """``[start, end)`` moved on to end where the sentence it cuts ends, when that sentence holds a
+    query term and the start can move that far (on to a sentence, else a word, start) without
+    passing ``keep`` (-1: nothing matched, nothing to keep on): the rest of a sentence about the
+    question is worth more than the words before the window's best run, the side a window gives up
+    first. Measured on three question sets: a third-set answer (a method's step, cut before its last
+    words) now shown, no snippet lost."""
+    if keep < 0 or end >= len(text) or end <= start:
+        return start, end
+    if text[end - 1] in _SENTENCE_MARKS or text.startswith("\n\n", end):
+        return start, end  # it ends a sentence already
+    # how far the start can move on: not past the best run's first word, nor by more than a tenth
+    # of the window (the words before the best run can hold the answer too: a book's claim, then
+    # the long sentence that argues it)
+    slack = min(keep - start, (end - start) // COMPLETION_SHARE)
+    if slack <= 0:
+        return start, end
+    finish = len(text) if end + slack >= len(text) else -1
+    for mark in _SENTENCE_ENDS:
+        found = text.find(mark, end, end + slack + 1)
+        if found >= 0:
+            close = found + len(mark.rstrip()) if mark.strip() else found
+            finish = close if finish < 0 else min(finish, close)
+    if finish < 0 or finish - end > slack:
+        return start, end
+    moved = _word_start_after(text, start + (finish - end), start + slack)  # a sentence start within reach
+    if moved > start + slack or not text[moved - 1].isspace():
+        return start, end
+    sentence = text[_boundary_before(text, end, start) : finish]  # the sentence the window cut
+    return (moved, finish) if term_matches(sentence, weights, languages) else (start, end)
 
 
 def window_around(text: str, span: tuple[int, int], max_chars: int) -> tuple[int, int]:

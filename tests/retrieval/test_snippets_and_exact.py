@@ -121,6 +121,39 @@ def test_a_window_opens_at_the_start_of_a_table_row() -> None:
     assert prose[start - 2 : start] == ". "
 
 
+
+
+def _cut_text(cut: str) -> tuple[str, dict[str, float], int]:
+    """Filler; a sentence whose end holds the query's best run of words; filler; then ``cut``, a
+    sentence that a 300-character window from that sentence's start cuts; and where the run begins."""
+    stem = stemmer("english")
+    weights = {stem("name"): 2.0, stem("pair"): 2.0, stem("value"): 2.0}
+    lead = "Nothing at all is said here. " * 8
+    run = ("It is said, in a long and winding opening of this one sentence, that a name, value and pair "
+           "go together. ")
+    text = lead + run + "Filler goes on for a while here. " * 5 + cut + " Filler follows. " * 20
+    return text, weights, text.index("name")
+
+
+def test_a_window_ends_the_sentence_about_the_query_that_it_would_cut() -> None:
+    # the window opened at the run's sentence and ended at "...its name is"; it moves on by less
+    # than a tenth of itself (the words before the run give way) to end that sentence
+    text, weights, run_at = _cut_text("Later, when it is asked for again, its name is kept.")
+    start, end = best_window(text, weights, 300)
+    assert text[start:end].endswith("when it is asked for again, its name is kept.")
+    assert end - start <= 300 and start <= run_at and text[start - 1] == " "  # a word start, the run kept
+
+
+def test_a_window_leaves_a_sentence_it_cuts_when_its_end_is_out_of_reach_or_off_the_query() -> None:
+    # the rest of the sentence is longer than a tenth of the window, or it holds no query word
+    for cut in ("Later, when it is asked for again, its name is kept for as long as the server keeps "
+                "running.", "Later, when it is asked for again, its weather is kept."):
+        text, weights, run_at = _cut_text(cut)
+        start, end = best_window(text, weights, 300)
+        assert text[start:].startswith("It is said, in a long") and end - start <= 300
+        assert text[start:end].endswith("Later, when it is asked for")
+
+
 def test_windows_are_bounded_and_verbatim() -> None:
     text = "word " * 1000
     for max_chars in (80, 81, 1200):
