@@ -49,9 +49,11 @@ def serve(options: LlamaOptions, settings: ServeSettings, *, slots: int, timeout
             ) from exc
         stopped = "stop"
         with server:
-            announce({"event": "listening", "url": server.url, **reader.describe(),
-                      "auth": "bearer" if settings.token else "loopback"})
+            # announced inside the try: a client may stop the service as soon as it reads the
+            # line, before this thread runs again, and that is a stop, never a cancelled serve
             try:
+                announce({"event": "listening", "url": server.url, **reader.describe(),
+                          "auth": "bearer" if settings.token else "loopback"})
                 while not (stop.wait(0.2) if stop is not None else _sleep(0.2)):
                     pass
             except KeyboardInterrupt:

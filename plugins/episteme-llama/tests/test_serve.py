@@ -288,3 +288,33 @@ def test_a_port_in_use_is_resource_busy(tiny_model: Path) -> None:
         assert caught.value.code == "RESOURCE_BUSY" and "--port" in (caught.value.hint or "")
     finally:
         taken.close()
+
+
+def test_a_stop_that_lands_as_the_service_announces_itself_is_a_stop(tiny_model: Path) -> None:
+    """A client may send SIGTERM the moment it reads the listening line, before the serving thread
+    runs again: that is the service's stop (its outcome, exit 0), never a cancelled serve. The CLI
+    turns SIGTERM into ``Cancelled``; here the signal lands inside the announcement itself."""
+    from episteme_core.api import Cancelled
+    from episteme_core.errors import clear_cancel
+    from episteme_llama import service
+    from episteme_llama.options import LlamaOptions
+
+    def cancel(signum: int, frame: object) -> None:
+        raise Cancelled("SIGTERM")
+
+    announced: list[dict[str, Any]] = []
+
+    def announce(event: dict[str, Any]) -> None:
+        announced.append(event)
+        os.kill(os.getpid(), signal.SIGTERM)  # handled at this thread's next instruction
+
+    before = signal.signal(signal.SIGTERM, cancel)
+    try:
+        data = service.serve(LlamaOptions(model=str(tiny_model), mode="generate", threads=1),
+                             service.settings_for("127.0.0.1", 0, None, 1 << 20, 1), slots=1, timeout=30,
+                             announce=announce)
+    finally:
+        signal.signal(signal.SIGTERM, before)
+        clear_cancel()
+    assert announced and announced[0]["event"] == "listening"
+    assert data["stopped"] == "SIGTERM" and data["reads"] == 0
