@@ -294,8 +294,7 @@ def test_a_stop_that_lands_as_the_service_announces_itself_is_a_stop(tiny_model:
     """A client may send SIGTERM the moment it reads the listening line, before the serving thread
     runs again: that is the service's stop (its outcome, exit 0), never a cancelled serve. The CLI
     turns SIGTERM into ``Cancelled``; here the signal lands inside the announcement itself."""
-    from episteme_core.api import Cancelled
-    from episteme_core.errors import clear_cancel
+    from episteme_core.api import Cancelled, accept_stop_signal
     from episteme_llama import service
     from episteme_llama.options import LlamaOptions
 
@@ -315,6 +314,6 @@ def test_a_stop_that_lands_as_the_service_announces_itself_is_a_stop(tiny_model:
                              announce=announce)
     finally:
         signal.signal(signal.SIGTERM, before)
-        clear_cancel()
+        accept_stop_signal()  # this process runs other tests next: no request left behind
     assert announced and announced[0]["event"] == "listening"
     assert data["stopped"] == "SIGTERM" and data["reads"] == 0
