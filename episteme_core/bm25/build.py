@@ -361,13 +361,12 @@ def trim_heap() -> None:
 @functools.cache
 def _malloc_trim() -> Any:
     import ctypes
-    import ctypes.util
     import sys
 
     if not sys.platform.startswith("linux"):
         return None
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    try:  # the process's own symbols, as ``store.atomic`` finds syncfs (no ldconfig child)
+        return ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
         return None
 

@@ -92,9 +92,10 @@ def _syncfs() -> Callable[[int], int] | None:
         return None
     try:
         import ctypes
-        import ctypes.util
 
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        # the process's own symbols (libc among them), not ctypes.util.find_library: that runs
+        # `ldconfig -p` in a child process, milliseconds and a fork in every writing command
+        libc = ctypes.CDLL(None, use_errno=True)
         function = libc.syncfs
         function.argtypes = [ctypes.c_int]
         return function  # type: ignore[no-any-return]

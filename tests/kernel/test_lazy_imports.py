@@ -34,3 +34,10 @@ def test_help_and_version_import_no_heavy_library() -> None:
     for args in (["--help"], ["--version"], ["query", "--help"], ["index", "--help"], ["ask", "--help"]):
         loaded = _modules_after(*args)
         assert not {m for m in HEAVY if m in loaded}, (args, {m for m in HEAVY if m in loaded})
+
+
+def test_a_writing_command_finds_libc_without_starting_a_process(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Durability (``syncfs``) and a build's heap trim reach libc through the process's own symbols:
+    ``ctypes.util.find_library`` would run ``ldconfig -p`` in a child process on every write."""
+    loaded = _modules_after("--home", str(tmp_path / "home"), "init")
+    assert "ctypes" in loaded and "ctypes.util" not in loaded and "subprocess" not in loaded
