@@ -6,8 +6,7 @@ its own reference). Priority decides what fits the character budget (each shard'
 passages first, then the second-named, ...; within a rank, the higher score, which compares across
 shards (one idf over all of them), then the higher score relative to the shard's best; within a
 passage, ``named_order``; the headings and labels that do not lead their passage after all the
-rest; then, into the room left, the named passages' other paragraphs that hold a question term,
-``unshown``); what fits is then shown in time order. A
+rest); what fits is then shown in time order. A
 paragraph is never cut: one that does not fit is listed as omitted and smaller ones may still fit.
 """
 
@@ -60,9 +59,6 @@ class Named:
     relative_score: float  # BM25 score / the shard's best score
     reader_score: float | None = None
     position: int = 0  # its place in the passage (run of paragraphs) that was named
-    # a paragraph of a named passage beyond what it shows (``unshown``): taken after every shown one,
-    # into the budget they leave
-    extra: bool = False
 
 
 @attrs.frozen
@@ -198,21 +194,6 @@ def named_order(paragraphs: Sequence[StoredParagraph]) -> list[StoredParagraph]:
     return [lead, *full, *[p for p in rest if len(p.text) < LABEL_CHARS]]
 
 
-def unshown(paragraphs: Sequence[StoredParagraph], shows: Sequence[StoredParagraph]) -> list[StoredParagraph]:
-    """The paragraphs of a named passage that it does not show (``shown``) and that hold some of the
-    question's terms, the one holding the most first: what an answer adds when the shown paragraphs
-    of every named passage leave room in its budget."""
-    seen = {_identity(p) for p in shows}
-    rest = [p for p in paragraphs if p.held > 0 and _identity(p) not in seen]
-    return sorted(rest, key=lambda p: -p.held)
-
-
-def _identity(paragraph: StoredParagraph) -> tuple[Any, ...]:
-    """Which stored paragraph (a record's, or a block of a document's chunk) ``paragraph`` is, whatever
-    slice of it is shown."""
-    return (paragraph.chunk_id, paragraph.n, paragraph.citation.get("blockId"))
-
-
 def _trailing_label(item: Named) -> bool:
     """A heading or label that does not lead its passage: taken after every other paragraph of the
     answer, of every passage (it is context; the first places and the budget go to what can hold
@@ -223,9 +204,9 @@ def _trailing_label(item: Named) -> bool:
 
 def assemble(named: Sequence[Named], budget: int) -> Assembly:
     """The answer: named paragraphs deduplicated, within ``budget`` characters, in time order."""
-    ordered = sorted(named, key=lambda x: (x.extra, _trailing_label(x), x.rank, -x.paragraph.score,
-                                           -x.relative_score, x.paragraph.shard, x.label, x.position,
-                                           x.paragraph.ref, x.paragraph.chunk_id))
+    ordered = sorted(named, key=lambda x: (_trailing_label(x), x.rank, -x.paragraph.score, -x.relative_score,
+                                           x.paragraph.shard, x.label, x.position, x.paragraph.ref,
+                                           x.paragraph.chunk_id))
     kept: list[Named] = []
     by_key: dict[tuple[Any, ...], int] = {}
     also: dict[int, list[str]] = {}
@@ -252,7 +233,7 @@ def assemble(named: Sequence[Named], budget: int) -> Assembly:
         if used + size <= budget:
             used += size
             chosen.append((index, item))
-        elif not item.extra:  # an added paragraph that does not fit was never what a passage shows
+        else:
             omitted.append(Omitted(p.ref, p.record_id, p.n, size, p.time, p.source))
     ranked = [item.paragraph.ref for _, item in chosen]
     placed = sorted(enumerate(chosen, start=1), key=lambda pair: time_key(pair[1][1].paragraph))

@@ -23,7 +23,6 @@ from episteme_core.ask.answer import (
     assemble,
     parse_time,
     shown,
-    unshown,
 )
 from episteme_core.ask.candidates import (
     EXCLUDE,
@@ -366,13 +365,10 @@ def _ask(home: Any, options: AskOptions, plugins: Any, warn: Warn, shards: Seque
         best = max((p.score for p in labelled.values()), default=0.0) or 1.0
         for rank, lab in enumerate(read.labels):
             passage = labelled[lab]
-            shows = shown(passage.paragraphs, place[rank], options.budget, passage.wide)
-            for position, paragraph in enumerate(shows):
+            for position, paragraph in enumerate(shown(passage.paragraphs, place[rank], options.budget,
+                                                       passage.wide)):
                 named.append(Named(paragraph, read.reader, lab, place[rank], passage.score / best,
                                    read.scores.get(lab), position=position))
-            for position, paragraph in enumerate(unshown(passage.paragraphs, shows), start=len(shows)):
-                named.append(Named(paragraph, read.reader, lab, place[rank], passage.score / best,
-                                   read.scores.get(lab), position=position, extra=True))
         reports.append(ShardReport(request.shard, request.source, len(request.candidates), len(read.labels),
                                    read.reader, read.fallback, list(read.invented)))
     assembly = assemble(named, options.budget)

@@ -258,29 +258,3 @@ def test_the_first_passage_of_an_answer_widens_its_long_paragraph_the_next_do_no
         stored = shards[0].chunk(p.chunk_id).text
         assert p.excerpt is not None and p.excerpt.chars == len(stored)
         assert stored[p.excerpt.start : p.excerpt.end] == p.text
-
-
-def test_room_the_shown_paragraphs_leave_goes_to_the_rest_of_the_named_passages() -> None:
-    """A passage named after the first shows what bears on the question; when every named passage's
-    shown paragraphs leave room in the budget, the answer adds their other paragraphs that hold a
-    question term (``answer.unshown``), after all of them in priority, and never one holding none."""
-    filler = "Nothing to see in this sentence at all. "
-    strong = MemoryChunk("book:c/x#1", "The whale, the harpoon, the whale and the harpoon again.",
-                         "book:c/x", 1, None, "books")
-    later = [MemoryChunk("book:c/y#1", "The whale met the harpoon.", "book:c/y", 1, None, "books"),
-             MemoryChunk("book:c/y#2", filler * 12, "book:c/y", 2, None, "books"),
-             MemoryChunk("book:c/y#3", "A harpoon was found on the shore.", "book:c/y", 3, None, "books")]
-    shards = [MemoryShard("books-0001", "books", [strong, *later])]
-
-    def answer(budget: int) -> tuple[list[str], list[str]]:
-        result = ask(Home(Path("/nonexistent-home")), AskOptions(question="whale harpoon", budget=budget,
-                                                                  reader="bm25"),
-                     plugins=PLUGINS, warn=Warnings(), shards=shards)
-        validate(unstructure(result), "ask-result")
-        return ([p.ref for p in sorted(result.paragraphs, key=lambda p: p.priority)],
-                [o.ref for o in result.omitted])
-
-    # y#3 lies past the best run (y#1's): not bearing, but it holds a term, so the room takes it
-    assert answer(3000) == (["book:c/x#1", "book:c/y#1", "book:c/y#3"], [])
-    # the shown ones first: no room left, nothing added, and what was never shown is not "omitted"
-    assert answer(82) == (["book:c/x#1", "book:c/y#1"], [])
