@@ -309,7 +309,20 @@ def main(pending: Sequence[str] = ()) -> NoReturn:
     status = run(pending=pending)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _forget_interrupted_string_code()
     sys.exit(status)
+
+
+def _forget_interrupted_string_code() -> None:
+    """Make CPython forget a KeyboardInterrupt that ended code it ran from a string.
+
+    CPython marks the interpreter when code evaluated from a string (``exec``/``eval`` of source:
+    the methods ``collections.namedtuple`` and ``dataclasses`` generate) ends with KeyboardInterrupt,
+    even when a caller catches it, and under ``python -m`` it then kills the process with SIGINT as
+    it exits. A SIGINT landing in such code while a module is imported thus turned a command that
+    had written its cancellation (exit 130) into one killed by the signal. Each evaluation of a
+    string clears the mark first, so one that ends normally leaves none."""
+    eval("None")  # noqa: S307 - a constant: its one effect is the interpreter's mark cleared
 
 
 if __name__ == "__main__":

@@ -56,6 +56,16 @@ def test_a_signal_at_every_point_of_start_up_is_the_commands_cancellation(
             _cancelled(proc, 130, f"SIGINT at {point}")
 
 
+def test_a_sigint_inside_code_built_from_a_string_still_ends_with_130(home: Path, plugin_site) -> None:
+    """CPython remembers a KeyboardInterrupt that ended code it ran from a string (the methods
+    ``collections.namedtuple`` and ``dataclasses`` generate are such code) even once it is caught, and
+    under ``python -m`` then kills the process with SIGINT as it exits: a command that already wrote
+    its cancellation (130) died of the signal instead (exit -2). The fixture plugin's import is
+    interrupted inside such code."""
+    proc = _run(home, plugin_site("generated"))
+    _cancelled(proc, 130, "SIGINT inside code run from a string")
+
+
 def test_a_signal_at_help_or_a_usage_error_is_still_a_cancellation(home: Path) -> None:
     proc = _run(home, {"EPISTEME_SIGNAL_AT": "plugins-loaded"}, "--no-such-option")
     _cancelled(proc, 143, "a usage error after the signal")
